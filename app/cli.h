@@ -7,6 +7,8 @@
 /* Each subcommand: returns the process exit code (0 ok, 1 runtime failure, 2 usage). */
 int pl_cmd_bench_serving(int argc, char **argv);
 int pl_cmd_bench_attention(int argc, char **argv);
+/* bench-attention --device cuda: called by pl_cmd_bench_attention with the same argv. */
+int pl_cmd_bench_attention_cuda(int argc, char **argv);
 int pl_cmd_bench_model(int argc, char **argv);
 int pl_cmd_make_model(int argc, char **argv);
 int pl_cmd_logits(int argc, char **argv);
