@@ -96,6 +96,7 @@ typedef struct pl_seq_cache {
     int num_pages;
     int cap_pages; /* allocated length of the two arrays */
     int offset;
+    int txn_pages; /* internal: num_pages when an open reservation began */
 } pl_seq_cache;
 
 void pl_seq_cache_init(pl_seq_cache *cache, pl_page_pool *pool);
