@@ -1,0 +1,51 @@
+/* CUDA backend extras beyond the operator contract in attention.h: the batch K/V append
+ * kernel and a tuning entry point for tests and benchmarks. All pointers are device memory;
+ * work is enqueued on cuda_stream (a cudaStream_t, NULL for the default stream). Every
+ * function returns PL_ERR_UNSUPPORTED when pagellm was built without CUDA. */
+#ifndef PAGELLM_CUDA_H
+#define PAGELLM_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pagellm/attention.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kernel families of pl_paged_attention_cuda. AUTO picks by shape: VECTOR for query_len <= 8
+ * (16-byte loads when head_dim * element size is 128, 256 or 512 bytes), MMA (bf16 tensor
+ * cores) for longer bf16 queries with head_dim 128, GENERIC otherwise. */
+typedef enum pl_cuda_attn_kernel {
+    PL_CUDA_ATTN_AUTO = 0,
+    PL_CUDA_ATTN_GENERIC, /* any dtype, head_dim <= 256, any query_len: scalar loads */
+    PL_CUDA_ATTN_VECTOR,  /* split-context vector kernel, any query_len (made for <= 8) */
+    PL_CUDA_ATTN_MMA      /* bf16, head_dim 128: mma.sync paged FlashAttention */
+} pl_cuda_attn_kernel;
+
+typedef struct pl_cuda_attn_options {
+    pl_cuda_attn_kernel kernel; /* overrides args->schedule when not AUTO */
+    int num_splits;             /* context splits of the vector/generic kernels; 0 = heuristic */
+    int mma_warps;              /* MMA query block: 4 (64 rows) or 8 (128 rows); 0 = heuristic */
+} pl_cuda_attn_options;
+
+/* pl_paged_attention_cuda with explicit kernel choices (opt may be NULL). */
+int pl_paged_attention_cuda_ex(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt,
+                               void *cuda_stream, char *err, size_t err_len);
+
+/* Appends the token-major K/V rows of a whole batch step into their pages in one launch.
+ * Row t (of num_tokens) of k/v (element (t, h, d) at k[t * token_stride + h * head_dim + d],
+ * token_stride 0 meaning num_kv_heads * head_dim) goes to slot slots[t] of page page_ids[t] in
+ * key_pages / value_pages ([num_pages, num_kv_heads, page_size, head_dim], dtype elements).
+ * Rows with page_ids[t] < 0 are padding and skipped; rows whose page id or slot is out of
+ * range are skipped too (the device cannot report them without a host synchronization). */
+int pl_kv_append_cuda(pl_dtype dtype, int num_tokens, int num_kv_heads, int head_dim, int page_size,
+                      int num_pages, const void *k, const void *v, size_t token_stride,
+                      const int32_t *page_ids, const int32_t *slots, void *key_pages,
+                      void *value_pages, void *cuda_stream, char *err, size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,102 @@
+/* DECODE (query_len <= 8): flash-decoding. Each (row, KV head) context is split into chunks
+ * spread over OpenMP threads; the G query heads x L tokens that share a KV head are swept
+ * together so each K/V byte is loaded once; partial (max, sum, out) states are merged after.
+ * bf16 tiles are widened once per tile (head_dim 128 runs the same kernels fully unrolled by
+ * the padding to 16); f32 pages are read in place when head_dim is a multiple of 16. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+#include "attn/attn_internal.h"
+
+int pl_attn_decode(const pl_paged_attention_args *a, int simd_level) {
+    pl_attn_geom g;
+    pl_attn_geom_init(&g, a);
+    const pl_attn_kernels *k = pl_attn_kernels_for(simd_level);
+    const int Hkv = a->num_kv_heads, dp = g.dp, rows = a->query_len * g.group;
+    const int nthreads = omp_get_max_threads();
+
+    /* Chunk so there are a few items per thread, tile-aligned, at least 4 tiles long. */
+    int64_t total = 0;
+    for (int b = 0; b < a->batch; b++) total += (int64_t)a->context_lens[b] * Hkv;
+    int64_t chunk = total / (4 * (int64_t)nthreads);
+    chunk = (chunk + PL_ATTN_BK - 1) / PL_ATTN_BK * PL_ATTN_BK;
+    if (chunk < 4 * PL_ATTN_BK) chunk = 4 * PL_ATTN_BK;
+
+    int *first = malloc(sizeof(int) * ((size_t)a->batch + 1)); /* first item of row b */
+    if (!first) return PL_ERR_NOMEM;
+    first[0] = 0;
+    for (int b = 0; b < a->batch; b++) {
+        int ctx = a->context_lens[b];
+        int ns = (int)((ctx + chunk - 1) / chunk);
+        first[b + 1] = first[b] + ns * Hkv;
+    }
+    const int nitems = first[a->batch];
+    const size_t part = (size_t)rows * (dp + 2); /* m, l, o of one item */
+    const size_t per_thread = pl_attn_work_floats(dp, rows) + (size_t)rows * dp + (size_t)rows;
+    float *parts = malloc(sizeof(float) * (part * (size_t)(nitems > 0 ? nitems : 1)));
+    float *scratch = malloc(sizeof(float) * (per_thread * (size_t)nthreads + (size_t)dp));
+    int *lims = malloc(sizeof(int) * (size_t)rows * (size_t)nthreads);
+    if (!parts || !scratch || !lims) {
+        free(first), free(parts), free(scratch), free(lims);
+        return PL_ERR_NOMEM;
+    }
+    float *zero = scratch + per_thread * (size_t)nthreads;
+    for (int d = 0; d < dp; d++) zero[d] = 0.0f;
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        int t = omp_get_thread_num();
+        float *mine = scratch + per_thread * (size_t)t;
+        pl_attn_work w;
+        pl_attn_work_bind(&w, mine, dp, rows, zero);
+        float *qs = mine + pl_attn_work_floats(dp, rows);
+        int *lim = lims + (size_t)rows * t;
+        int b = 0;
+#pragma omp for schedule(dynamic, 1)
+        for (int it = 0; it < nitems; it++) {
+            while (first[b + 1] <= it) b++;
+            int local = it - first[b], kvh = local % Hkv, split = local / Hkv;
+            int ctx = a->context_lens[b];
+            int k0 = (int)(split * chunk), k1 = (int)((split + 1) * chunk < ctx ? (split + 1) * chunk : ctx);
+            float *m = parts + part * (size_t)it, *l = m + rows, *o = l + rows;
+            for (int i = 0; i < rows; i++) m[i] = -INFINITY, l[i] = 0.0f;
+            for (size_t e = 0; e < (size_t)rows * dp; e++) o[e] = 0.0f;
+            pl_attn_stage_q(&g, k, b, kvh, 0, a->query_len, qs, lim);
+            pl_attn_sweep(&g, k, &w, b, kvh, k0, k1, qs, rows, lim, m, l, o, 0);
+        }
+        /* merge the splits of each (row, KV head) */
+#pragma omp for schedule(dynamic, 1)
+        for (int bk = 0; bk < a->batch * Hkv; bk++) {
+            int bb = bk / Hkv, kvh = bk % Hkv;
+            int ns = (first[bb + 1] - first[bb]) / Hkv;
+            if (ns == 0) continue;
+            float *mo = mine, *lo = mo + rows, *oo = lo + rows; /* reuse thread scratch */
+            for (int i = 0; i < rows; i++) {
+                float mx = -INFINITY;
+                for (int sp = 0; sp < ns; sp++) {
+                    const float *ps = parts + part * (size_t)(first[bb] + sp * Hkv + kvh);
+                    if (ps[i] > mx) mx = ps[i];
+                }
+                float lsum = 0.0f;
+                float *dst = oo + (size_t)i * dp;
+                for (int d = 0; d < dp; d++) dst[d] = 0.0f;
+                if (mx != -INFINITY) {
+                    for (int sp = 0; sp < ns; sp++) {
+                        const float *ps = parts + part * (size_t)(first[bb] + sp * Hkv + kvh);
+                        if (ps[i] == -INFINITY) continue;
+                        float c = exp2f(ps[i] - mx);
+                        lsum += ps[rows + i] * c;
+                        const float *src = ps + 2 * (size_t)rows + (size_t)i * dp;
+                        for (int d = 0; d < dp; d++) dst[d] += c * src[d];
+                    }
+                }
+                lo[i] = lsum;
+            }
+            pl_attn_store(&g, bb, kvh, 0, a->query_len, oo, lo);
+        }
+    }
+    pl_attn_zero_inactive(a);
+    free(first), free(parts), free(scratch), free(lims);
+    return PL_OK;
+}

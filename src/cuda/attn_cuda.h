@@ -1,0 +1,37 @@
+/* Internal interface of the CUDA attention kernels (compiled by nvcc only). */
+#ifndef PL_CUDA_ATTN_CUDA_H
+#define PL_CUDA_ATTN_CUDA_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "pagellm/attention.h"
+
+/* Resolved launch parameters shared by the kernels (passed by value). */
+typedef struct pl_attn_params {
+    const void *q, *k, *v;
+    void *out;
+    const int32_t *block_table, *context_lens;
+    float *part_o;  /* [out_rows * splits, head_dim] partial outputs (splits > 1) */
+    float *part_ml; /* [out_rows * splits, 2] partial (max, sum) in log2 units */
+    int batch, num_heads, num_kv_heads, query_len, head_dim, group;
+    int page_size, page_shift; /* page_shift >= 0 when page_size is a power of two */
+    int max_pages, num_pages;
+    int splits, chunk; /* keys per split: a multiple of 64 */
+    int causal;
+    float scale_log2;  /* scale * log2(e) */
+} pl_attn_params;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Vector / generic split-context kernels plus the merge kernel. vector != 0 asks for the
+ * 16-byte vector variant (caller checked that head_dim suits it). */
+int pl_cuda_attn_split_launch(const pl_attn_params *p, pl_dtype dtype, int vector, int rows_per_cta,
+                              cudaStream_t stream, char *err, size_t err_len);
+/* bf16 head_dim 128 tensor-core kernel; warps 4 or 8. */
+int pl_cuda_attn_mma_launch(const pl_attn_params *p, int warps, cudaStream_t stream, char *err, size_t err_len);
+#ifdef __cplusplus
+}
+#endif
+#endif

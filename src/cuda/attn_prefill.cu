@@ -1,0 +1,283 @@
+/* Paged FlashAttention-2 for bf16, head_dim 128, on tensor cores (mma.sync m16n8k16).
+ *
+ * A CTA of W warps owns 16 * W query rows of one head; each warp owns 16 rows. K/V tiles of
+ * 64 keys are staged in shared memory by cp.async (double buffered) with the page translated
+ * while loading: one block-table lookup per tile when page_size % 64 == 0, one per key row
+ * otherwise (any page size). Keys at or past the context are zero-filled (stale NaN in a
+ * reused page never reaches P*V) and masked to -inf. Rows are 256 bytes, stored with a 16-byte
+ * chunk XOR swizzle so ldmatrix reads are free of bank conflicts. Scores get scale * log2(e)
+ * once and the softmax uses exp2; P is rounded to bf16 in registers and fed to the P*V mma
+ * straight from the S accumulators. Causal: tiles wholly past a block's last visible key are
+ * never loaded; only tiles crossing the diagonal or the context end are masked per element. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "cuda/attn_cuda.h"
+
+namespace {
+
+constexpr int kD = 128;   /* head_dim */
+constexpr int kBK = 64;   /* keys per tile */
+constexpr int kRowBytes = kD * 2;
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* byte offset of 16-byte chunk ch of row r in a swizzled [rows][128] bf16 tile */
+__device__ __forceinline__ uint32_t swz(int r, int ch) { return (uint32_t)(r * kRowBytes + ((ch ^ (r & 7)) << 4)); }
+
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+/* two floats -> packed bf16x2 (round to nearest even), low half = first */
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+/* Stages rows [0, 64) of a K or V tile starting at logical key t0; keys >= kv_len are zeroed. */
+template <int THREADS>
+__device__ __forceinline__ void load_tile(uint32_t dst, const uint16_t *pages, const pl_attn_params &p,
+                                          const int32_t *bt, int kvh, int t0, int kv_len) {
+    constexpr int kChunks = kBK * (kRowBytes / 16); /* 1024 */
+    const int ps = p.page_size;
+    int tile_page = 0, tile_slot0 = 0;
+    const bool one_lookup = (ps % kBK) == 0;
+    if (one_lookup && t0 < kv_len) {
+        const int pidx = p.page_shift >= 0 ? (t0 >> p.page_shift) : t0 / ps;
+        tile_page = __ldg(bt + pidx);
+        tile_slot0 = t0 - pidx * ps;
+    }
+#pragma unroll
+    for (int i = 0; i < kChunks / THREADS; ++i) {
+        const int id = threadIdx.x + i * THREADS;
+        const int r = id >> 4, ch = id & 15;
+        const int s = t0 + r;
+        const void *src = pages;
+        int bytes = 0;
+        if (s < kv_len) {
+            int page, slot;
+            if (one_lookup) {
+                page = tile_page;
+                slot = tile_slot0 + r;
+            } else {
+                const int pidx = p.page_shift >= 0 ? (s >> p.page_shift) : s / ps;
+                page = __ldg(bt + pidx);
+                slot = s - pidx * ps;
+            }
+            src = pages + (((size_t)page * p.num_kv_heads + kvh) * ps + slot) * kD + ch * 8;
+            bytes = 16;
+        }
+        cp_async16(dst + swz(r, ch), src, bytes);
+    }
+}
+
+template <int WARPS>
+__global__ void __launch_bounds__(WARPS * 32, (WARPS == 4 ? 2 : 1)) mma_attention_kernel(const pl_attn_params p) {
+    constexpr int THREADS = WARPS * 32;
+    constexpr int BQ = WARPS * 16;
+    extern __shared__ __align__(128) unsigned char smem[];
+    const uint32_t sQ = smem_u32(smem);
+    const uint32_t sK = sQ + BQ * kRowBytes;            /* [2][64][128] */
+    const uint32_t sV = sK + 2 * kBK * kRowBytes;       /* [2][64][128] */
+
+    const int nqb = gridDim.x;
+    const int qb = nqb - 1 - (int)blockIdx.x; /* heaviest causal blocks first */
+    const int h = blockIdx.y, b = blockIdx.z;
+    const int kvh = h / p.group;
+    const int L = p.query_len;
+    const int q0 = qb * BQ;
+    const int ctx = p.context_lens[b];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const uint16_t *Q = static_cast<const uint16_t *>(p.q);
+    const uint16_t *K = static_cast<const uint16_t *>(p.k);
+    const uint16_t *V = static_cast<const uint16_t *>(p.v);
+    uint16_t *Out = static_cast<uint16_t *>(p.out);
+    const int32_t *bt = p.block_table + (size_t)b * p.max_pages;
+
+    const int q_last = min(q0 + BQ, L) - 1;
+    int kv_end = ctx;
+    if (p.causal) kv_end = min(ctx, q_last + ctx - L + 1);
+    if (kv_end < 0) kv_end = 0;
+    const int n_tiles = (kv_end + kBK - 1) / kBK;
+
+    /* Q tile: rows past L are zero-filled */
+#pragma unroll
+    for (int i = 0; i < BQ * 16 / THREADS; ++i) {
+        const int id = threadIdx.x + i * THREADS;
+        const int r = id >> 4, ch = id & 15;
+        const int l = q0 + r;
+        const void *src = Q;
+        int bytes = 0;
+        if (l < L) {
+            src = Q + ((size_t)(b * L + l) * p.num_heads + h) * kD + ch * 8;
+            bytes = 16;
+        }
+        cp_async16(sQ + swz(r, ch), src, bytes);
+    }
+    if (n_tiles > 0) {
+        load_tile<THREADS>(sK, K, p, bt, kvh, 0, kv_end);
+        load_tile<THREADS>(sV, V, p, bt, kvh, 0, kv_end);
+    }
+    cp_async_commit();
+
+    float acc[16][4];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.f, 0.f};
+    uint32_t qa[8][4];
+    const int g = lane >> 2, t4 = lane & 3;
+    const int row_a = q0 + warp * 16 + g; /* query rows of this thread: row_a, row_a + 8 */
+    const int lim0 = p.causal ? row_a + ctx - L : ctx - 1;
+    const int lim1 = p.causal ? row_a + 8 + ctx - L : ctx - 1;
+    /* first key index at which some row of this CTA is masked */
+    const int mask_from = p.causal ? min(ctx, q0 + ctx - L + 1) : ctx;
+
+    for (int j = 0; j < n_tiles; ++j) {
+        const int buf = j & 1;
+        if (j + 1 < n_tiles) {
+            load_tile<THREADS>(sK + (buf ^ 1) * kBK * kRowBytes, K, p, bt, kvh, (j + 1) * kBK, kv_end);
+            load_tile<THREADS>(sV + (buf ^ 1) * kBK * kRowBytes, V, p, bt, kvh, (j + 1) * kBK, kv_end);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        if (j == 0) {
+#pragma unroll
+            for (int ks = 0; ks < 8; ++ks)
+                ldmatrix_x4(sQ + swz(warp * 16 + (lane & 15), ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
+        }
+        const uint32_t kb = sK + buf * kBK * kRowBytes;
+        const uint32_t vb = sV + buf * kBK * kRowBytes;
+
+        float s[8][4];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 8; ++ks) {
+#pragma unroll
+            for (int np = 0; np < 4; ++np) {
+                uint32_t b0, b1, b2, b3;
+                ldmatrix_x4(kb + swz(np * 16 + (lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), b0, b1, b2, b3);
+                mma_bf16(s[2 * np], qa[ks], b0, b1);
+                mma_bf16(s[2 * np + 1], qa[ks], b2, b3);
+            }
+        }
+        const int t0 = j * kBK;
+        const bool need_mask = t0 + kBK > mask_from;
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                float x = s[nt][e] * p.scale_log2;
+                if (need_mask) {
+                    const int key = t0 + nt * 8 + 2 * t4 + (e & 1);
+                    const int lim = (e < 2) ? lim0 : lim1;
+                    if (key >= ctx || key > lim) x = -INFINITY;
+                }
+                s[nt][e] = x;
+            }
+        }
+        /* online softmax, rows g (e = 0,1) and g + 8 (e = 2,3); a row spans the 4 lanes of a quad */
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * hr], s[nt][2 * hr + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float mnew = fmaxf(row_m[hr], mx);
+            const float mbase = mnew == -INFINITY ? 0.f : mnew;
+            const float alpha = exp2f(row_m[hr] - mbase);
+            row_m[hr] = mnew;
+            float sum = 0.f;
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt) {
+                const float p0 = exp2f(s[nt][2 * hr] - mbase);
+                const float p1 = exp2f(s[nt][2 * hr + 1] - mbase);
+                s[nt][2 * hr] = p0;
+                s[nt][2 * hr + 1] = p1;
+                sum += p0 + p1;
+            }
+            row_l[hr] = row_l[hr] * alpha + sum;
+#pragma unroll
+            for (int dt = 0; dt < 16; ++dt) {
+                acc[dt][2 * hr] *= alpha;
+                acc[dt][2 * hr + 1] *= alpha;
+            }
+        }
+        /* O += P V: P (16 x 64) from the S accumulators, V via ldmatrix.trans */
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            uint32_t pa[4];
+            pa[0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+            pa[1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+            pa[2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            pa[3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int dp = 0; dp < 8; ++dp) {
+                uint32_t b0, b1, b2, b3;
+                ldmatrix_x4_trans(vb + swz(kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3), dp * 2 + (lane >> 4)), b0, b1, b2, b3);
+                mma_bf16(acc[2 * dp], pa, b0, b1);
+                mma_bf16(acc[2 * dp + 1], pa, b2, b3);
+            }
+        }
+        __syncthreads(); /* buffer buf is refilled at iteration j + 1 */
+    }
+    cp_async_wait<0>();
+
+    /* normalize and store bf16 */
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+        float l = row_l[hr];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+        const int row = row_a + hr * 8;
+        if (row < L) {
+            uint16_t *orow = Out + ((size_t)(b * L + row) * p.num_heads + h) * kD;
+#pragma unroll
+            for (int dt = 0; dt < 16; ++dt) {
+                const uint32_t v = pack_bf16(acc[dt][2 * hr] * inv, acc[dt][2 * hr + 1] * inv);
+                *reinterpret_cast<uint32_t *>(orow + dt * 8 + 2 * t4) = v;
+            }
+        }
+    }
+}
+
+template <int WARPS> int launch(const pl_attn_params *p, cudaStream_t stream) {
+    constexpr int BQ = WARPS * 16;
+    const int smem = BQ * kRowBytes + 4 * kBK * kRowBytes;
+    cudaError_t e = cudaFuncSetAttribute(mma_attention_kernel<WARPS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return (int)e;
+    dim3 grid((unsigned)((p->query_len + BQ - 1) / BQ), (unsigned)p->num_heads, (unsigned)p->batch);
+    mma_attention_kernel<WARPS><<<grid, WARPS * 32, smem, stream>>>(*p);
+    return (int)cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" int pl_cuda_attn_mma_launch(const pl_attn_params *p, int warps, cudaStream_t stream, char *err, size_t err_len) {
+    const int e = warps == 8 ? launch<8>(p, stream) : launch<4>(p, stream);
+    if (e != 0) return pl_fail(err, err_len, PL_ERR_CUDA, "mma attention kernel launch: %s", cudaGetErrorString((cudaError_t)e));
+    return PL_OK;
+}

@@ -1,0 +1,107 @@
+/* Internals of the serving engine shared by its files: requests, the engine state, the KV
+ * mode hooks (kv_modes.c) and the metric snapshots (metrics.c). */
+#ifndef PL_ENGINE_INTERNAL_H
+#define PL_ENGINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pagellm/engine.h"
+
+/* One request's dense cache in one layer: head-major [num_kv_heads, len, head_dim] K and V,
+ * reallocated and copied on every append (the week-2 concatenating cache). */
+typedef struct pl_dense_cache {
+    void *k, *v;
+    int len;
+} pl_dense_cache;
+
+typedef enum pl_req_state { PL_REQ_QUEUED = 0, PL_REQ_PENDING, PL_REQ_SLOT, PL_REQ_DONE } pl_req_state;
+
+typedef struct pl_req {
+    int64_t id;
+    pl_req_state state;
+    int slot;
+    int32_t *tokens;        /* prompt, then generated tokens */
+    int prompt_len, max_new_tokens, num_generated;
+    int offset;             /* tokens in the KV cache */
+    int target;             /* tokens to prefill: prompt + generated at admission (recompute) */
+    int32_t next_token;     /* last emitted token, not yet cached; -1: none */
+    pl_sampler *sampler;    /* NULL: greedy */
+    int32_t *stop;
+    int num_stop;
+    int ignore_eos;
+    pl_kv_seq kv;
+    int has_kv;
+    pl_dense_cache *dense;  /* [num_layers], dense mode */
+    int64_t admit_seq;      /* admission order, for choosing a preemption victim */
+    int preemptions;
+    pl_finish_reason finish;
+    char error[160];
+    struct pl_req *prev, *next; /* queue links */
+} pl_req;
+
+struct pl_engine {
+    pl_model *model;
+    pl_model_config mc;
+    pl_engine_config cfg;
+    pl_dtype dtype;
+    size_t elem;            /* bytes per K/V element */
+    size_t token_bytes;     /* K + V bytes of one token in one layer */
+    pl_kv_pools pools;
+    int has_pools;
+    int capped_pages;       /* per layer, 0: growable */
+
+    pl_req *q_head, *q_tail;
+    int num_queued;
+    pl_req *pending;
+    pl_req **slots;         /* [batch_size] */
+
+    pl_request_result *done; /* ring of finished results */
+    int done_head, done_count, done_cap;
+
+    int64_t next_id, admit_counter;
+    pl_token_callback cb;
+    void *cb_ctx;
+
+    /* forward scratch */
+    int32_t *tok_buf;
+    int tok_cap;
+    int *chunk_lens, *positions;
+    pl_kv_seq **seqs;
+    pl_req **cur;           /* request of each row of the current forward batch */
+    float *logits;          /* [batch_size, vocab] */
+    pl_attend_ops attend_ops;
+    int phase_decode;
+
+    /* dense / gather staging, per layer: the padded decode batch and its logical bytes */
+    void **stage_k, **stage_v;
+    size_t *stage_cap, *stage_bytes;
+    void *qbuf, *obuf, *gk, *gv;
+    size_t qbuf_cap, obuf_cap, g_cap, gv_cap;
+    int32_t *bt, *ctx_lens;
+
+    /* metrics */
+    pl_engine_metrics m;
+    int steps_cap, gaps_cap;
+    double last_decode_end;
+    int gap_chain;
+};
+
+/* kv_modes.c */
+int pl_eng_attend(void *ctx, const pl_attend_call *call, char *err, size_t err_len);
+int pl_eng_modes_init(pl_engine *e, char *err, size_t err_len);
+void pl_eng_modes_free(pl_engine *e);
+void pl_eng_dense_free(pl_engine *e, pl_req *r);
+/* Bytes of the request's dense caches (all layers). */
+size_t pl_eng_dense_req_bytes(const pl_engine *e, const pl_req *r);
+/* Logical bytes of the most recent padded batches (all layers). */
+size_t pl_eng_stage_bytes(const pl_engine *e);
+void pl_eng_stage_drop(pl_engine *e);
+
+/* metrics.c */
+int pl_eng_metrics_push_step(pl_engine *e, double seconds);
+int pl_eng_metrics_push_gap(pl_engine *e, double seconds);
+void pl_eng_snapshot(pl_engine *e);
+void pl_eng_metrics_clear(pl_engine *e);
+
+#endif
