@@ -32,7 +32,7 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
 #define HD 128
 
 typedef struct bench_opts {
-    int iters, warmup, quick, check;
+    int iters, warmup, quick, check, sweep;
     int page_size;
     long long rotate_bytes;
     const char *json;
@@ -290,11 +290,12 @@ static void usage(FILE *f) {
             "  --only LIST            kinds to run: decode,prefill,chunk (default all)\n"
             "  --quick                fewer shapes (one of each kind)\n"
             "  --no-check             skip the max_abs_err check against the generic kernel\n"
+            "  --split-sweep          also time fixed split counts for small decode batches (default off)\n"
             "  --help                 this text\n");
 }
 
 int pl_cmd_bench_attention_cuda(int argc, char **argv) {
-    bench_opts o = {100, 10, 0, 1, 128, 256LL << 20, NULL, NULL};
+    bench_opts o = {100, 10, 0, 1, 0, 128, 256LL << 20, NULL, NULL};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const char *v;
@@ -323,6 +324,8 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
             if (!(o.only = pl_cli_value(argc, argv, &i, "--only"))) return 2;
         } else if (strcmp(a, "--quick") == 0) {
             o.quick = 1;
+        } else if (strcmp(a, "--split-sweep") == 0) {
+            o.sweep = 1;
         } else if (strcmp(a, "--no-check") == 0) {
             o.check = 0;
         } else {
@@ -349,7 +352,10 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
     static const int pre[] = {1024, 2048, 4096, 8192, 16384};
     static const int chunk_q[] = {128, 512};
     static const int chunk_ctx[] = {1024, 4096, 8192};
-    bench_row rows[128];
+    bench_row rows[160];
+    const size_t ws_bytes = (size_t)256 << 20;
+    void *ws = NULL;
+    if (!cuda_ok(cudaMalloc(&ws, ws_bytes), "workspace")) return 1;
     int nrows = 0;
     int failed = 0;
 
@@ -375,7 +381,7 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
             }
 
     printf("%-15s %5s %6s %7s  %-22s %11s %9s %9s %7s %9s\n", "kind", "batch", "qlen", "context", "variant", "median_us", "GB/s", "GFLOP/s", "ratio", "max_err");
-    for (int j = 0; j < nj && nrows < 120; ++j) {
+    for (int j = 0; j < nj && nrows < 140; ++j) {
         const job *jb = &jobs[j];
         /* visible (query, key) pairs for FLOPs */
         double pairs = 0;
@@ -390,22 +396,48 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                 failed = 1;
                 continue;
             }
-            pl_cuda_attn_options vars[4];
-            const char *names[4];
+            pl_cuda_attn_options vars[12];
+            char names[12][32];
             int nv = 0;
             memset(vars, 0, sizeof vars);
             const char *lay = layout == 0 ? "paged" : "contiguous";
             if (jb->L <= 8) {
-                vars[nv].kernel = PL_CUDA_ATTN_VECTOR;
-                names[nv++] = "vector";
+                vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
+                snprintf(names[nv++], 32, "decode-mma");
+                if (layout == 0) {
+                    vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
+                    vars[nv].workspace = ws;
+                    vars[nv].workspace_bytes = ws_bytes;
+                    snprintf(names[nv++], 32, "decode-mma-ws");
+                    vars[nv].kernel = PL_CUDA_ATTN_VECTOR;
+                    snprintf(names[nv++], 32, "vector");
+                    if (o.sweep && jb->B * HKV < 132) {
+                        static const int sw[] = {1, 16, 32, 128};
+                        for (int k = 0; k < 4; ++k) {
+                            vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
+                            vars[nv].workspace = ws;
+                            vars[nv].workspace_bytes = ws_bytes;
+                            vars[nv].num_splits = sw[k];
+                            snprintf(names[nv++], 32, "decode-mma-ws-s%d", sw[k]);
+                        }
+                    }
+                }
             } else {
-                vars[nv].kernel = PL_CUDA_ATTN_MMA;
-                vars[nv].mma_warps = 4;
-                names[nv++] = "mma-64q";
+                vars[nv].kernel = PL_CUDA_ATTN_MMA; /* the AUTO shape */
+                snprintf(names[nv++], 32, "mma");
                 if (layout == 0) {
                     vars[nv].kernel = PL_CUDA_ATTN_MMA;
+                    vars[nv].mma_warps = 4;
+                    snprintf(names[nv++], 32, "mma-64q");
+                    vars[nv].kernel = PL_CUDA_ATTN_MMA;
                     vars[nv].mma_warps = 8;
-                    names[nv++] = "mma-128q";
+                    snprintf(names[nv++], 32, "mma-128q");
+                    vars[nv].kernel = PL_CUDA_ATTN_MMA;
+                    vars[nv].mma_warps = 32;
+                    snprintf(names[nv++], 32, "mma-128q-w32");
+                    vars[nv].kernel = PL_CUDA_ATTN_MMA;
+                    vars[nv].mma_warps = 132;
+                    snprintf(names[nv++], 32, "mma-128q-w32-kv");
                 }
             }
             for (int vi = 0; vi < nv; ++vi) {
@@ -436,6 +468,7 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
         }
     }
     free(pat);
+    cudaFree(ws);
 
     if (o.json) {
         FILE *f = fopen(o.json, "w");

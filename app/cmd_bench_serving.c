@@ -7,10 +7,12 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,7 +32,7 @@ typedef struct bench_opts {
     uint64_t seed, model_seed;
     int num_modes;
     pl_kv_mode modes[MAX_MODES];
-    const char *model_dir, *shape, *trace_file, *save_trace, *json_out, *plot, *device;
+    const char *model_dir, *shape, *trace_file, *save_trace, *json_out, *plot, *device, *wait_policy;
     pl_dtype dtype;
     int threads;
     double cooldown;
@@ -77,6 +79,10 @@ static void usage(FILE *f) {
             "  --dtype bf16|f32      activation and K/V dtype (default bf16)\n"
             "  --threads N           compute threads, 0 = all cores (default 0)\n"
             "  --device cpu          where the model runs (default cpu; cuda is not wired yet)\n"
+            "  --omp-wait-policy P   OMP_WAIT_POLICY of the measured processes: passive, active or\n"
+            "                        env (keep the environment's); default passive, because spinning\n"
+            "                        OpenMP threads collapse throughput on a shared machine; an\n"
+            "                        OMP_WAIT_POLICY already in the environment wins over the default\n"
             "\n"
             "runs and output:\n"
             "  --warmup N            complete unmeasured runs of the trace per process (default 1)\n"
@@ -139,7 +145,7 @@ static int parse_budgets(const char *v, bench_opts *o) {
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
     *o = (bench_opts){16, 4, 128, 1024, 32, 128, 128, 1, 4, 128, 0, 0, 3, {PL_KV_DENSE, PL_KV_PAGED_GATHER, PL_KV_PAGED},
-                      NULL, "small", NULL, NULL, NULL, NULL, "cpu", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0};
+                      NULL, "small", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
 #define INTFLAG(name, field, lo, hi)                                              \
@@ -176,6 +182,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         STRFLAG("--json-output", json_out)
         STRFLAG("--plot", plot)
         STRFLAG("--device", device)
+        STRFLAG("--omp-wait-policy", wait_policy)
         STRFLAG("--single-run", single_run)
         STRFLAG("--result-file", result_file)
         if (pl_cli_is(a, "--seed")) {
@@ -232,6 +239,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         fprintf(stderr, "pagellm: --min-output-len %d exceeds --max-output-len %d\n", o->min_out, o->max_out);
         return 2;
     }
+    if (strcmp(o->wait_policy, "passive") && strcmp(o->wait_policy, "active") && strcmp(o->wait_policy, "env")) {
+        fprintf(stderr, "pagellm: --omp-wait-policy: expected passive, active or env, got '%s'\n", o->wait_policy);
+        return 2;
+    }
     if (strcmp(o->device, "cpu")) {
         fprintf(stderr, "pagellm: --device: '%s' is not supported by bench-serving yet (cpu)\n", o->device);
         return 2;
@@ -279,6 +290,7 @@ static const field_def k_fields[] = {
     {"dense_growth_copy_bytes", "dense growth copy bytes", 1, 0},
     {"dense_staging_copy_bytes", "dense staging copy bytes", 1, 0},
     {"logical_kv_copy_mib", "logical KV copy volume (MiB)", 1, 0},
+    {"gather_prefill_copy_bytes", "prefill gather copy bytes (not in volume)", 1, 0},
     {"prompt_tokens", "prefill tokens", 1, 0},
     {"generated_tokens", "generated tokens", 1, 0},
     {"decode_tokens", "decode tokens", 1, 0},
@@ -406,6 +418,7 @@ static int child_main(const bench_opts *o) {
     SET("dense_staging_copy_bytes", m.dense_staging_copy_bytes);
     SET("logical_kv_copy_mib",
         (m.paged_growth_copy_bytes + m.dense_growth_copy_bytes + m.dense_staging_copy_bytes) / 1048576.0);
+    SET("gather_prefill_copy_bytes", m.gather_prefill_copy_bytes);
     SET("prompt_tokens", m.prompt_tokens);
     SET("generated_tokens", gen);
     SET("decode_tokens", m.decode_tokens);
@@ -505,6 +518,7 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
         return 1;
     }
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* the run ends with the parent */
         execv("/proc/self/exe", args);
         fprintf(stderr, "pagellm: cannot re-execute /proc/self/exe: %s\n", strerror(errno));
         _exit(127);
@@ -617,7 +631,7 @@ static const char *k_colors[MAX_MODES] = {"#d9822b", "#7f8c8d", "#2b7bd9"};
 /* Panels of horizontal bars, one panel per metric, one bar per series. */
 static int write_svg(const char *path, const char *title, const char *subtitle, int num_panels,
                      const char *const *panel_labels, int num_series, const char *const *series, const double *values,
-                     const int *higher_better) {
+                     const int *higher_better, int base) {
     FILE *f = fopen(path, "w");
     if (!f) return 1;
     const int W = 860, left = 300, bar_h = 18, gap = 6, panel_gap = 22, top = 70;
@@ -647,10 +661,14 @@ static int write_svg(const char *path, const char *title, const char *subtitle, 
         for (int s = 0; s < num_series; s++) {
             double v = values[p * num_series + s];
             int y = y0 + s * (bar_h + gap);
-            int w = vmax > 0 && !isnan(v) ? (int)((W - left - 120) * v / vmax) : 0;
+            int w = vmax > 0 && !isnan(v) ? (int)((W - left - 200) * v / vmax) : 0;
             if (w < 1 && v > 0) w = 1;
-            char txt[64];
-            fmt_value(txt, sizeof txt, v);
+            char txt[96], num[64];
+            fmt_value(num, sizeof num, v);
+            double bv = base >= 0 ? values[p * num_series + base] : NAN;
+            if (base >= 0 && s != base && bv != 0 && !isnan(bv) && !isnan(v))
+                snprintf(txt, sizeof txt, "%s (%.3gx %s)", num, v / bv, series[base]);
+            else snprintf(txt, sizeof txt, "%s", num);
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", left, y, w, bar_h,
                     k_colors[s % MAX_MODES]);
             fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + w + 6, y + bar_h - 5, txt);
@@ -704,6 +722,8 @@ static void json_config(pl_json_writer *w, const bench_opts *o, const pl_trace *
     pl_json_key(w, "warmup"); pl_json_int(w, o->warmup);
     pl_json_key(w, "repeats"); pl_json_int(w, o->repeats);
     pl_json_key(w, "threads_flag"); pl_json_int(w, o->threads);
+    pl_json_key(w, "omp_wait_policy");
+    if (getenv("OMP_WAIT_POLICY")) pl_json_string(w, getenv("OMP_WAIT_POLICY")); else pl_json_null(w);
     pl_json_key(w, "kv_modes");
     pl_json_begin_array(w);
     for (int i = 0; i < o->num_modes; i++) pl_json_string(w, pl_kv_mode_name(o->modes[i]));
@@ -788,8 +808,9 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
            o->dtype == PL_F32 ? "f32" : "bf16", t->num_requests, (long long)pl_trace_prompt_tokens(t),
            (long long)pl_trace_output_tokens(t), sha);
     printf("batch %d, prefill step %d, page size %d, warmup %d, medians of %d fresh processes per mode; "
-           "%d threads; read ceiling %.1f GB/s\n\n", o->batch_size, o->prefill_step, o->page_size, o->warmup, R,
-           rr[0].threads, ceil->read_gbps);
+           "%d threads, OMP_WAIT_POLICY=%s; read ceiling %.1f GB/s\n\n", o->batch_size, o->prefill_step,
+           o->page_size, o->warmup, R, rr[0].threads, getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)",
+           ceil->read_gbps);
     printf("%-40s", "metric");
     for (int mi = 0; mi < M; mi++) printf(" %16s", pl_kv_mode_name(o->modes[mi]));
     if (dense >= 0)
@@ -910,7 +931,7 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
         snprintf(sub, sizeof sub, "%s %s, %d requests, batch %d, prefill step %d, page %d; medians of %d processes",
                  o->model_dir ? o->model_dir : o->shape, o->dtype == PL_F32 ? "f32" : "bf16", t->num_requests,
                  o->batch_size, o->prefill_step, o->page_size, R);
-        if (write_svg(o->plot, title, sub, NP, labels, M, series, vals, hb))
+        if (write_svg(o->plot, title, sub, NP, labels, M, series, vals, hb, dense))
             fprintf(stderr, "pagellm: --plot '%s': write failed\n", o->plot);
         else fprintf(stderr, "wrote %s\n", o->plot);
     }
@@ -1003,7 +1024,10 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
             char sub[256];
             snprintf(sub, sizeof sub, "%s, batch %d slots, %d requests", o->model_dir ? o->model_dir : o->shape,
                      o->batch_size, t->num_requests);
-            if (!write_svg(o->plot, "pagellm bench-serving: fixed KV budget sweep", sub, NP, lp, M, series, vals, hb))
+            int base = -1;
+            for (int mi = 0; mi < M; mi++)
+                if (o->modes[mi] == PL_KV_DENSE) base = mi;
+            if (!write_svg(o->plot, "pagellm bench-serving: fixed KV budget sweep", sub, NP, lp, M, series, vals, hb, base))
                 fprintf(stderr, "wrote %s\n", o->plot);
         }
         free(vals);
@@ -1021,6 +1045,10 @@ int pl_cmd_bench_serving(int argc, char **argv) {
     if (prc == 1) return 0; /* --help */
     if (prc) return 2;
     if (o.single_run) return child_main(&o);
+    int explicit_policy = 0;
+    for (int i = 1; i < argc; i++) explicit_policy |= pl_cli_is(argv[i], "--omp-wait-policy");
+    if (strcmp(o.wait_policy, "env") && (explicit_policy || !getenv("OMP_WAIT_POLICY")))
+        setenv("OMP_WAIT_POLICY", o.wait_policy, 1); /* read by the children's OpenMP runtime */
 
     char err[512];
     pl_trace t;

@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "cli.h"
 #include "pagellm/tokenizer.h"
+#include "tokenizer/tokjson.h"
 #include "tokenizer_cli.h"
 
 int pl_cli_default_tokenizer(char *buf, size_t n) {
@@ -42,6 +43,8 @@ static void usage(FILE *f) {
             "  --ids-only           with --text: print only the comma-separated ids (default: off)\n"
             "  --input-jsonl FILE   encode one JSON string per line; print one JSON array of ids per line\n"
             "  --decode-jsonl FILE  decode one JSON array of ids per line; print one JSON string per line\n"
+            "  --token NAME         print the id of a token given as tokenizer.json spells it\n"
+            "                       (<|im_end|>, \"\xc4\xa0the\"); fails on an unknown token\n"
             "  --no-special         treat <|im_start|> and other added tokens in the text as plain text\n"
             "                       (default: off, they map to their ids as in Hugging Face)\n"
             "  --skip-special       decoding: leave out special tokens (default: off)\n"
@@ -79,6 +82,21 @@ static int print_encoded(const pl_tokenizer *tok, const pl_token_buf *b, int ids
     return 0;
 }
 
+/* A JSON string literal of s[0..n), NUL bytes included (as \u0000). */
+static void write_json_string(FILE *f, const char *s, size_t n) {
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\r') fputs("\\r", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 /* One JSON value per line in, one per line out. */
 static int run_jsonl(const pl_tokenizer *tok, const char *path, int decode, unsigned flags) {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -95,14 +113,17 @@ static int run_jsonl(const pl_tokenizer *tok, const char *path, int decode, unsi
     while (!rc && (n = getline(&line, &cap, f)) >= 0) {
         lineno++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-        cJSON *v = cJSON_ParseWithLength(line, (size_t)n);
+        cJSON *v = NULL;
         if (!decode) {
-            if (!cJSON_IsString(v)) {
+            /* Our own string parser: it keeps NUL characters that cJSON would cut at. */
+            char *str = malloc((size_t)n + 1);
+            long k = str ? pl_tokjson_parse_string(line, (size_t)n, str) : -1;
+            if (k < 0) {
                 fprintf(stderr, "pagellm: --input-jsonl: %s:%ld: not a JSON string\n", path, lineno);
                 rc = 2;
             } else {
                 b.n = 0;
-                if (pl_tokenizer_encode(tok, v->valuestring, strlen(v->valuestring), flags, &b, err, sizeof err)) {
+                if (pl_tokenizer_encode(tok, str, (size_t)k, flags, &b, err, sizeof err)) {
                     fprintf(stderr, "pagellm: %s:%ld: %s\n", path, lineno, err);
                     rc = 1;
                 } else {
@@ -111,7 +132,9 @@ static int run_jsonl(const pl_tokenizer *tok, const char *path, int decode, unsi
                     fputs("]\n", stdout);
                 }
             }
+            free(str);
         } else {
+            v = cJSON_ParseWithLength(line, (size_t)n);
             int ok = cJSON_IsArray(v);
             int cnt = ok ? cJSON_GetArraySize(v) : 0;
             b.n = 0;
@@ -120,14 +143,15 @@ static int run_jsonl(const pl_tokenizer *tok, const char *path, int decode, unsi
                 ok = cJSON_IsNumber(e) && e->valuedouble == (double)e->valueint && !pl_token_buf_push(&b, e->valueint);
             }
             char *text = NULL;
+            size_t tlen = 0;
             if (!ok) {
                 fprintf(stderr, "pagellm: --decode-jsonl: %s:%ld: not a JSON array of integers\n", path, lineno);
                 rc = 2;
-            } else if (pl_tokenizer_decode(tok, b.ids, b.n, flags, &text, NULL, err, sizeof err)) {
+            } else if (pl_tokenizer_decode(tok, b.ids, b.n, flags, &text, &tlen, err, sizeof err)) {
                 fprintf(stderr, "pagellm: %s:%ld: %s\n", path, lineno, err);
                 rc = 1;
             } else {
-                pl_json_write_escaped(stdout, text);
+                write_json_string(stdout, text, tlen);
                 putchar('\n');
             }
             free(text);
@@ -142,6 +166,7 @@ static int run_jsonl(const pl_tokenizer *tok, const char *path, int decode, unsi
 
 int pl_cmd_tokenize(int argc, char **argv) {
     const char *tok_path = NULL, *config = NULL, *text = NULL, *decode = NULL, *in_jsonl = NULL, *dec_jsonl = NULL;
+    const char *token = NULL;
     int ids_only = 0, no_special = 0, skip_special = 0, chat = 0, no_think = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -158,6 +183,8 @@ int pl_cmd_tokenize(int argc, char **argv) {
             if (!(dec_jsonl = pl_cli_value(argc, argv, &i, "--decode-jsonl"))) return 2;
         } else if (pl_cli_is(a, "--decode")) {
             if (!(decode = pl_cli_value(argc, argv, &i, "--decode"))) return 2;
+        } else if (pl_cli_is(a, "--token")) {
+            if (!(token = pl_cli_value(argc, argv, &i, "--token"))) return 2;
         } else if (pl_cli_is(a, "--input-jsonl")) {
             if (!(in_jsonl = pl_cli_value(argc, argv, &i, "--input-jsonl"))) return 2;
         } else if (!strcmp(a, "--ids-only")) {
@@ -175,9 +202,10 @@ int pl_cmd_tokenize(int argc, char **argv) {
             return 2;
         }
     }
-    int modes = !!text + !!decode + !!in_jsonl + !!dec_jsonl;
+    int modes = !!text + !!decode + !!in_jsonl + !!dec_jsonl + !!token;
     if (modes != 1) {
-        fprintf(stderr, "pagellm tokenize: give exactly one of --text, --decode, --input-jsonl, --decode-jsonl\n");
+        fprintf(stderr,
+                "pagellm tokenize: give exactly one of --text, --decode, --input-jsonl, --decode-jsonl, --token\n");
         return 2;
     }
     if ((chat || ids_only) && !text) {
@@ -233,6 +261,14 @@ int pl_cmd_tokenize(int argc, char **argv) {
             putchar('\n');
         }
         free(out);
+    } else if (token) {
+        int32_t id;
+        if (pl_tokenizer_token_to_id(tok, token, &id, err, sizeof err)) {
+            fprintf(stderr, "pagellm: --%s\n", err);
+            rc = 1;
+        } else {
+            printf("%d\n", (int)id);
+        }
     } else {
         rc = run_jsonl(tok, in_jsonl ? in_jsonl : dec_jsonl, !!dec_jsonl, in_jsonl ? enc_flags : dec_flags);
     }

@@ -187,6 +187,51 @@ def compare(pl_path, an_path, out=sys.stdout):
                     r["kind"], r["batch"], r["query_len"], r["context"]):
                 print(f"  {r['kind']:14s} B{r['batch']} L{r['query_len']} S{r['context']} {base}: "
                       f"{(r['median_us'] / c['median_us'] - 1) * 100:+.1f}%", file=out)
+    targets(pl, an, out)
+
+
+def targets(pl, an, out=sys.stdout):
+    """The issue's targets, judged on the default (AUTO) kernels' paged rows."""
+    def row(kind, B, L, S, variant):
+        for r in pl["rows"]:
+            if (r["kind"], r["batch"], r["query_len"], r["context"], r["variant"]) == (kind, B, L, S, variant):
+                return r
+        return None
+
+    def ratio(r, backend):
+        a = best_anchor(an, r["kind"], r["batch"], r["query_len"], r["context"], backend) if r else None
+        return a["median_us"] / r["median_us"] if a and r else float("nan")
+
+    res = []
+    d64 = row("decode", 64, 1, 8192, "decode-mma-paged-p128")
+    if d64:
+        res.append(("decode 64x8192 >= 4000 GB/s", f"{d64['gbps']:.0f} GB/s", d64["gbps"] >= 4000))
+        res.append(("decode 64x8192 >= 0.9x cuDNN", f"{ratio(d64, 'cudnn'):.2f}x", ratio(d64, "cudnn") >= 0.9))
+    d1 = row("decode", 1, 1, 8192, "decode-mma-paged-p128")
+    if d1:
+        x = 1 / ratio(d1, "cudnn")
+        res.append(("decode 1x8192 latency <= 1.1x cuDNN", f"{x:.2f}x", x <= 1.1))
+    for B, S in DECODE:
+        r = row("decode", B, 1, S, "decode-mma-paged-p128")
+        if r:
+            res.append((f"decode {B}x{S} >= 1.0x FA2", f"{ratio(r, 'fa2'):.2f}x", ratio(r, "fa2") >= 1.0))
+    p8 = row("prefill-static", 2, 8192, 8192, "mma-paged-p128")
+    if p8:
+        res.append(("causal prefill 8192 >= 1.0x FA2", f"{ratio(p8, 'fa2'):.3f}x", ratio(p8, "fa2") >= 1.0))
+    worst = None
+    for r in pl["rows"]:
+        if not r["variant"].endswith("-paged-p128") or r["variant"] not in ("decode-mma-paged-p128", "mma-paged-p128"):
+            continue
+        base = r["variant"].split("-paged")[0]
+        c = row(r["kind"], r["batch"], r["query_len"], r["context"], base + "-contiguous")
+        if c:
+            cost = r["median_us"] / c["median_us"] - 1
+            worst = cost if worst is None else max(worst, cost)
+    if worst is not None:
+        res.append(("paged page 128 cost <= 5% (worst row)", f"{worst * 100:+.1f}%", worst <= 0.05))
+    print("targets (AUTO kernels, paged page 128):", file=out)
+    for name, val, ok in res:
+        print(f"  {'met ' if ok else 'MISS'}  {name:40s} {val}", file=out)
 
 
 def main(argv=None):

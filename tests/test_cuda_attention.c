@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_util.h"
-
 #ifndef PL_HAVE_CUDA
 int main(void) {
     printf("SKIP: pagellm built without CUDA\n");
@@ -17,6 +15,8 @@ int main(void) {
 }
 #else
 #include <cuda_runtime.h>
+
+#include "test_util.h"
 
 #include "base/bf16.h"
 #include "pagellm/attention.h"
@@ -245,6 +245,23 @@ static void random_prob(prob *p, pl_dtype dt, int B, int Hq, int Hkv, int L, int
     free(perm);
 }
 
+/* Moves row 0's live pages to the given ids (the rest of the pool becomes NaN). */
+static void move_pages(prob *p, const int32_t *ids) {
+    const size_t page = (size_t)p->Hkv * p->ps * p->D, nk = (size_t)p->P * page;
+    float *k = malloc(nk * 4), *v = malloc(nk * 4);
+    for (size_t i = 0; i < nk; ++i) k[i] = v[i] = NAN;
+    const int live = (p->ctx[0] + p->ps - 1) / p->ps;
+    for (int i = 0; i < live; ++i) {
+        memcpy(k + (size_t)ids[i] * page, p->k + (size_t)p->bt[i] * page, page * 4);
+        memcpy(v + (size_t)ids[i] * page, p->v + (size_t)p->bt[i] * page, page * 4);
+        p->bt[i] = ids[i];
+    }
+    free(p->k);
+    free(p->v);
+    p->k = k;
+    p->v = v;
+}
+
 static void check_all_kernels(const prob *p, const char *label, int quick) {
     char err[256];
     float *ref = cpu_reference(p, err);
@@ -270,6 +287,10 @@ static void check_all_kernels(const prob *p, const char *label, int quick) {
             run_and_compare(p, &d, ref, &o, lab);
         }
         if (p->dtype == PL_BF16 && p->D == 128) {
+            o.kernel = PL_CUDA_ATTN_DECODE_MMA;
+            o.num_splits = rint_(0, 9);
+            snprintf(lab, sizeof lab, "%s/decode-mma splits %d", label, o.num_splits);
+            run_and_compare(p, &d, ref, &o, lab);
             o.kernel = PL_CUDA_ATTN_MMA;
             o.num_splits = 0;
             o.mma_warps = 4;
@@ -278,6 +299,12 @@ static void check_all_kernels(const prob *p, const char *label, int quick) {
             o.mma_warps = 8;
             snprintf(lab, sizeof lab, "%s/mma8", label);
             run_and_compare(p, &d, ref, &o, lab);
+            static const int shapes[] = {32, 104, 108, 132};
+            for (int k = 0; k < 4; ++k) {
+                o.mma_warps = shapes[k];
+                snprintf(lab, sizeof lab, "%s/mma shape %d", label, shapes[k]);
+                run_and_compare(p, &d, ref, &o, lab);
+            }
         }
     }
     dev_free(&d);
@@ -305,9 +332,8 @@ static void fixtures(void) {
     {
         int ctx[1] = {65};
         random_prob(&p, PL_BF16, 1, 8, 2, 1, 128, 32, 1, ctx);
-        p.bt[0] = 0;
-        p.bt[1] = 1;
-        p.bt[2] = 3;
+        const int32_t ids[3] = {0, 1, 3};
+        move_pages(&p, ids);
         check_all_kernels(&p, "day4 bf16 decode", 0);
         prob_free(&p);
     }
@@ -409,6 +435,9 @@ static void invalid_metadata(void) {
             a.page_size = 0;
             CHECK_ERR(pl_paged_attention_cuda(&a, NULL, err, sizeof err), PL_ERR_INVALID, "positive integer", err);
             a.page_size = 32;
+            a.schedule = PL_ATTN_DECODE; /* L > 1 here; > 8 for two of the three */
+            if (L > 8) CHECK_ERR(pl_paged_attention_cuda(&a, NULL, err, sizeof err), PL_ERR_UNSUPPORTED, "query_len <= 8", err);
+            a.schedule = PL_ATTN_AUTO;
             a.num_heads = 3;
             CHECK_ERR(pl_paged_attention_cuda(&a, NULL, err, sizeof err), PL_ERR_INVALID, "num_heads", err);
             cudaFree(dbt);

@@ -11,7 +11,7 @@ int main(void) {
     CHECK_OK(pl_model_create_synthetic("tiny-untied", 7, &mo, &model, err, sizeof err), err);
     if (!model) TEST_END();
     const pl_model_config *mc = pl_model_get_config(model);
-    pl_trace_config tc = {7, 20, 150, 4, 20, mc->vocab_size, mc->eos_ids[0], 0};
+    pl_trace_config tc = {6, 20, 120, 4, 16, mc->vocab_size, mc->eos_ids[0], 0};
     pl_trace t;
     CHECK_OK(pl_trace_generate(&tc, &t, err, sizeof err), err);
     int64_t prompt = pl_trace_prompt_tokens(&t), out = pl_trace_output_tokens(&t);

@@ -14,7 +14,7 @@ static int same_tokens(const run_out *a, const run_out *b, int i) {
 static void test_budget_preemption(pl_model *model) {
     char err[512];
     const pl_model_config *mc = pl_model_get_config(model);
-    pl_trace_config tc = {6, 40, 120, 10, 40, mc->vocab_size, mc->eos_ids[0], 3};
+    pl_trace_config tc = {5, 24, 72, 6, 20, mc->vocab_size, mc->eos_ids[0], 3};
     pl_trace t;
     CHECK_OK(pl_trace_generate(&tc, &t, err, sizeof err), err);
     int max_len = 0;
@@ -57,7 +57,7 @@ static void test_budget_preemption(pl_model *model) {
     {
         run_out o;
         pl_engine_config cc = {PL_KV_PAGED, 2, 32, ps, 0, 0};
-        cc.kv_budget_bytes = 3 * page_all_layers; /* 48 tokens */
+        cc.kv_budget_bytes = 2 * page_all_layers; /* 32 tokens */
         CHECK_OK(run_trace(model, &cc, &t, &o, err, sizeof err), err);
         CHECK(o.finished == t.num_requests);
         int errors = 0;
@@ -88,6 +88,9 @@ static void test_random_sequences(pl_model *model) {
     pl_mt19937 rng;
     pl_mt_seed(&rng, 42);
     int32_t prompt[200];
+    /* the sanitizer build runs a shorter sequence per round (same coverage of modes) */
+    const int sanitized = getenv("PAGELLM_SANITIZED") != NULL;
+    const int num_ops = sanitized ? 36 : 70, max_submit = sanitized ? 12 : 24;
     for (int round = 0; round < 6; round++) {
         pl_kv_mode mode = (pl_kv_mode)(round % 3);
         int capped = round >= 3;
@@ -104,14 +107,14 @@ static void test_random_sequences(pl_model *model) {
         o.num_tokens = calloc(256, sizeof(int));
         o.finish = calloc(256, sizeof(pl_finish_reason));
         int submitted = 0, cancelled_ok = 0;
-        for (int op = 0; op < 120; op++) {
+        for (int op = 0; op < num_ops; op++) {
             int kind = (int)pl_mt_randint(&rng, 0, 9);
-            if (kind < 3 && submitted < 40) {
+            if (kind < 3 && submitted < max_submit) {
                 pl_request_params p = {0};
-                p.prompt_len = (int)pl_mt_randint(&rng, 1, 60);
+                p.prompt_len = (int)pl_mt_randint(&rng, 1, 40);
                 for (int j = 0; j < p.prompt_len; j++) prompt[j] = (int32_t)pl_mt_randint(&rng, 0, mc->vocab_size - 1);
                 p.prompt = prompt;
-                p.max_new_tokens = (int)pl_mt_randint(&rng, 1, 12);
+                p.max_new_tokens = (int)pl_mt_randint(&rng, 1, 8);
                 p.ignore_eos = (int)pl_mt_randint(&rng, 0, 1);
                 if (pl_mt_randint(&rng, 0, 2) == 0) {
                     p.sampling.temperature = 0.8f;

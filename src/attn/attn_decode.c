@@ -63,6 +63,7 @@ int pl_attn_decode(const pl_paged_attention_args *a, int simd_level) {
             for (int i = 0; i < rows; i++) m[i] = -INFINITY, l[i] = 0.0f;
             for (size_t e = 0; e < (size_t)rows * dp; e++) o[e] = 0.0f;
             pl_attn_stage_q(&g, k, b, kvh, 0, a->query_len, qs, lim);
+            if (pl_attn_raw_bf16(a, k, 0)) pl_attn_stage_q_bf16(&g, b, kvh, 0, a->query_len, (uint16_t *)qs);
             pl_attn_sweep(&g, k, &w, b, kvh, k0, k1, qs, rows, lim, m, l, o, 0);
         }
         /* merge the splits of each (row, KV head) */

@@ -46,6 +46,7 @@ int pl_attn_flash(const pl_paged_attention_args *a, int simd_level) {
             if (a->context_lens[b] == 0) continue;
             int l0 = qb * bq, nl = L - l0 < bq ? L - l0 : bq, nr = nl * G;
             pl_attn_stage_q(&g, k, b, kvh, l0, nl, qs, lim);
+            if (pl_attn_raw_bf16(a, k, nr >= 16)) pl_attn_stage_q_bf16(&g, b, kvh, l0, nl, (uint16_t *)qs);
             for (int i = 0; i < nr; i++) m[i] = -INFINITY, l[i] = 0.0f;
             for (size_t e = 0; e < (size_t)nr * dp; e++) o[e] = 0.0f;
             int kend = lim[nr - 1]; /* visibility grows with the token index */

@@ -44,11 +44,22 @@ typedef struct pl_attn_kernels {
     void (*pv)(const float *p, int ldp, int nrows, const float *const *vrows, int nk, int dp, const float *alpha,
                float *o, int ldo);
     void (*bf16_to_f32)(float *dst, const uint16_t *src, int n);
+    /* bf16 pages read in place, head_dim 128 only (NULL where the level has none):
+     * qk_bf16: s[i][j] = qscale * (q[i] . k[j]) with q raw bf16 rows of 128 (stride 128);
+     * pv_bf16: pv with V rows widened in registers. */
+    void (*qk_bf16)(const uint16_t *q, int nrows, const uint16_t *const *krows, int nkp, float qscale, float *s,
+                    int lds);
+    void (*pv_bf16)(const float *p, int ldp, int nrows, const uint16_t *const *vrows, int nk, const float *alpha,
+                    float *o, int ldo);
+    /* qk_bf16 for many rows: K staged as bf16 pairs transposed, kt[w * PL_ATTN_BK + j] = word
+     * w (dims 2w, 2w+1) of key j; Q rows broadcast a word at a time. */
+    void (*qk_kt_bf16)(const uint16_t *q, int nrows, const uint32_t *kt, int nkp, float qscale, float *s, int lds);
 } pl_attn_kernels;
 
 extern const pl_attn_kernels pl_attn_kernels_portable;
 extern const pl_attn_kernels pl_attn_kernels_avx2;
 extern const pl_attn_kernels pl_attn_kernels_avx512;
+extern const pl_attn_kernels pl_attn_kernels_avx512_bf16;
 const pl_attn_kernels *pl_attn_kernels_for(int level);
 
 /* Shared pieces of the tiled schedules (attn_tile.c). */
@@ -70,16 +81,25 @@ typedef struct pl_attn_work {
     float *alpha;           /* [rows] */
     const float *krows[PL_ATTN_BK];
     const float *vrows[PL_ATTN_BK];
-    const float *zero;      /* a zero row of dp floats */
+    const float *zero;      /* a zero row of dp floats (also a zero bf16 row) */
+    const uint16_t *krows16[PL_ATTN_BK];
+    const uint16_t *vrows16[PL_ATTN_BK];
 } pl_attn_work;
 
 size_t pl_attn_work_floats(int dp, int max_rows);
 void pl_attn_work_bind(pl_attn_work *w, float *mem, int dp, int max_rows, const float *zero);
 
+/* Whether the sweep reads bf16 pages in place (head_dim 128 with bf16 kernels, few rows). */
+static inline int pl_attn_raw_bf16(const pl_paged_attention_args *a, const pl_attn_kernels *k, int use_kt) {
+    return a->dtype == PL_BF16 && a->head_dim == 128 && k->qk_bf16 && (!use_kt || k->qk_kt_bf16);
+}
+
 /* Stages rows [b, l0, l0 + nl) x heads [kvh*G, kvh*G + G) of the query, pre-scaled: row
  * i = (l - l0) * G + g. lim[i] = the number of visible keys of the row. */
 void pl_attn_stage_q(const pl_attn_geom *g, const pl_attn_kernels *k, int b, int kvh, int l0, int nl, float *qs,
                      int *lim);
+/* Same rows copied raw (bf16, unscaled) for the in-place bf16 kernels. */
+void pl_attn_stage_q_bf16(const pl_attn_geom *g, int b, int kvh, int l0, int nl, uint16_t *q16);
 
 /* Runs the online-softmax sweep over keys [k0, k1) of (b, kvh) for nrows staged query rows.
  * use_kt: stage K transposed (many rows) instead of row pointers (few rows). */

@@ -187,4 +187,136 @@ PL_T512 static void bf16_to_f32(float *dst, const uint16_t *src, int n) {
     for (; i < n; i++) dst[i] = pl_bf16_to_f32(src[i]);
 }
 
-const pl_attn_kernels pl_attn_kernels_avx512 = {qk_dot, qk_kt, softmax, pv, bf16_to_f32};
+/* ---- bf16 pages in place, head_dim 128 ---- */
+
+#define PL_TBF __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,fma")))
+
+/* vdpbf16ps: exact bf16 products, f32 sums; Q stays unscaled bf16 (exact) and the scale is
+ * applied to the f32 score. */
+PL_TBF static void qk_bf16(const uint16_t *q, int nrows, const uint16_t *const *krows, int nkp, float qscale, float *s,
+                           int lds) {
+    const __m512 sc = _mm512_set1_ps(qscale);
+    for (int i = 0; i < nrows; i++) {
+        const uint16_t *qi = q + (size_t)i * 128;
+        __m512bh q0 = (__m512bh)_mm512_loadu_si512(qi), q1 = (__m512bh)_mm512_loadu_si512(qi + 32);
+        __m512bh q2 = (__m512bh)_mm512_loadu_si512(qi + 64), q3 = (__m512bh)_mm512_loadu_si512(qi + 96);
+        for (int j0 = 0; j0 < nkp; j0 += 16) {
+            __m512 a[16];
+            for (int j = 0; j < 16; j++) {
+                const uint16_t *kr = krows[j0 + j];
+                __m512 t = _mm512_dpbf16_ps(_mm512_setzero_ps(), q0, (__m512bh)_mm512_loadu_si512(kr));
+                __m512 u = _mm512_dpbf16_ps(_mm512_setzero_ps(), q1, (__m512bh)_mm512_loadu_si512(kr + 32));
+                t = _mm512_dpbf16_ps(t, q2, (__m512bh)_mm512_loadu_si512(kr + 64));
+                u = _mm512_dpbf16_ps(u, q3, (__m512bh)_mm512_loadu_si512(kr + 96));
+                a[j] = _mm512_add_ps(t, u);
+            }
+            _mm512_storeu_ps(s + (size_t)i * lds + j0, _mm512_mul_ps(hsum16(a), sc));
+        }
+    }
+}
+
+/* P V with vdpbf16ps over key pairs: V rows j, j+1 interleaved by unpacklo/hi_epi16, so
+ * accumulator lane 4L+i holds dim 8L+i (lo) or 8L+4+i (hi) of each 32-dim chunk; o is
+ * permuted in and out once per call. P is rounded to bf16 (as the seed's MMA kernel does). */
+#define PL_PVDP_BLOCK(R)                                                                          \
+    do {                                                                                          \
+        __m512 lo[R][2], hi[R][2];                                                                \
+        for (int r = 0; r < R; r++) {                                                             \
+            __m512 c = _mm512_set1_ps(al[i + r]);                                                 \
+            const float *orow = ob + (size_t)(i + r) * ldo + d0;                                  \
+            for (int ch = 0; ch < 2; ch++) {                                                      \
+                __m512 n0 = _mm512_mul_ps(c, _mm512_loadu_ps(orow + 32 * ch));                    \
+                __m512 n1 = _mm512_mul_ps(c, _mm512_loadu_ps(orow + 32 * ch + 16));               \
+                lo[r][ch] = _mm512_permutex2var_ps(n0, to_lo, n1);                                \
+                hi[r][ch] = _mm512_permutex2var_ps(n0, to_hi, n1);                                \
+            }                                                                                     \
+        }                                                                                         \
+        for (int j = 0; j < nk; j += 2) {                                                         \
+            const __m512i *vp = vi + (size_t)(j / 2) * 8 + (d0 / 64) * 4;                         \
+            __m512i v0[2] = {vp[0], vp[2]}, v1[2] = {vp[1], vp[3]};                               \
+            for (int r = 0; r < R; r++) {                                                         \
+                __m512bh pp = (__m512bh)_mm512_set1_epi32(p16[(size_t)(i + r) * 16 + j / 2]);     \
+                for (int ch = 0; ch < 2; ch++) {                                                  \
+                    lo[r][ch] = _mm512_dpbf16_ps(lo[r][ch], pp, (__m512bh)v0[ch]);                \
+                    hi[r][ch] = _mm512_dpbf16_ps(hi[r][ch], pp, (__m512bh)v1[ch]);                \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        for (int r = 0; r < R; r++) {                                                             \
+            float *orow = ob + (size_t)(i + r) * ldo + d0;                                        \
+            for (int ch = 0; ch < 2; ch++) {                                                      \
+                _mm512_storeu_ps(orow + 32 * ch, _mm512_permutex2var_ps(lo[r][ch], from0, hi[r][ch]));      \
+                _mm512_storeu_ps(orow + 32 * ch + 16, _mm512_permutex2var_ps(lo[r][ch], from1, hi[r][ch])); \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
+PL_TBF static void pv_bf16(const float *p, int ldp, int nrows, const uint16_t *const *vrows, int nk,
+                           const float *alpha, float *o, int ldo) {
+    /* natural dims 0..31 of a chunk (n0 = 0..15, n1 = 16..31) <-> lo/hi lanes */
+    const __m512i to_lo = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+    const __m512i to_hi = _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+    const __m512i from0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i from1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    /* V key pairs interleaved once per call (not once per row block): for pair t, half h,
+     * chunk c: vi[t * 8 + h * 4 + c * 2 + {0: lo, 1: hi}] */
+    __m512i vi[16 * 8];
+    for (int j = 0; j < nk; j += 2)
+        for (int h = 0; h < 2; h++)
+            for (int c = 0; c < 2; c++) {
+                __m512i a = _mm512_loadu_si512(vrows[j] + 64 * h + 32 * c);
+                __m512i b = _mm512_loadu_si512(vrows[j + 1] + 64 * h + 32 * c);
+                vi[(j / 2) * 8 + h * 4 + c * 2] = _mm512_unpacklo_epi16(a, b);
+                vi[(j / 2) * 8 + h * 4 + c * 2 + 1] = _mm512_unpackhi_epi16(a, b);
+            }
+    /* probabilities as bf16 pairs: word j/2 of row i = (p[i][j], p[i][j+1]) */
+    uint32_t p16[64 * 16];
+    for (int i0 = 0; i0 < nrows; i0 += 64) {
+        int nr = nrows - i0 < 64 ? nrows - i0 : 64;
+        const float *pb = p + (size_t)i0 * ldp;
+        for (int r = 0; r < nr; r++) {
+            __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(pb + (size_t)r * ldp + 16), _mm512_loadu_ps(pb + (size_t)r * ldp));
+            _mm512_storeu_si512(p16 + (size_t)r * 16, (__m512i)h);
+        }
+        const float *al = alpha + i0;
+        float *ob = o + (size_t)i0 * ldo;
+        for (int d0 = 0; d0 < 128; d0 += 64) {
+            int i = 0;
+            for (; i + 4 <= nr; i += 4) PL_PVDP_BLOCK(4);
+            for (; i < nr; i++) PL_PVDP_BLOCK(1);
+        }
+    }
+}
+
+/* R rows x 32 keys of S: Q words broadcast against transposed K word rows. */
+#define PL_QKKT16_BLOCK(R)                                                                      \
+    do {                                                                                        \
+        __m512 acc[R][2];                                                                       \
+        for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();                \
+        for (int wd = 0; wd < 64; wd++) {                                                       \
+            __m512bh k0 = (__m512bh)_mm512_loadu_si512(kt + wd * PL_ATTN_BK);                   \
+            __m512bh k1 = (__m512bh)_mm512_loadu_si512(kt + wd * PL_ATTN_BK + 16);              \
+            for (int r = 0; r < R; r++) {                                                       \
+                __m512bh x = (__m512bh)_mm512_set1_epi32((int)q32[(size_t)(i + r) * 64 + wd]);  \
+                acc[r][0] = _mm512_dpbf16_ps(acc[r][0], x, k0);                                 \
+                acc[r][1] = _mm512_dpbf16_ps(acc[r][1], x, k1);                                 \
+            }                                                                                   \
+        }                                                                                       \
+        for (int r = 0; r < R; r++) {                                                           \
+            _mm512_storeu_ps(s + (size_t)(i + r) * lds, _mm512_mul_ps(acc[r][0], sc));          \
+            _mm512_storeu_ps(s + (size_t)(i + r) * lds + 16, _mm512_mul_ps(acc[r][1], sc));     \
+        }                                                                                       \
+    } while (0)
+
+PL_TBF static void qk_kt_bf16(const uint16_t *q, int nrows, const uint32_t *kt, int nkp, float qscale, float *s,
+                              int lds) {
+    (void)nkp; /* always computes 32 columns; kt columns past nkp are zero rows */
+    const __m512 sc = _mm512_set1_ps(qscale);
+    const uint32_t *q32 = (const uint32_t *)q;
+    int i = 0;
+    for (; i + 6 <= nrows; i += 6) PL_QKKT16_BLOCK(6);
+    for (; i < nrows; i++) PL_QKKT16_BLOCK(1);
+}
+
+const pl_attn_kernels pl_attn_kernels_avx512 = {qk_dot, qk_kt, softmax, pv, bf16_to_f32, NULL, NULL, NULL};
+const pl_attn_kernels pl_attn_kernels_avx512_bf16 = {qk_dot, qk_kt, softmax, pv, bf16_to_f32, qk_bf16, pv_bf16, qk_kt_bf16};

@@ -45,6 +45,15 @@ void pl_attn_stage_q(const pl_attn_geom *g, const pl_attn_kernels *k, int b, int
     }
 }
 
+void pl_attn_stage_q_bf16(const pl_attn_geom *g, int b, int kvh, int l0, int nl, uint16_t *q16) {
+    const pl_paged_attention_args *a = g->a;
+    const int D = a->head_dim, G = g->group;
+    for (int l = l0; l < l0 + nl; l++) {
+        size_t src = (((size_t)b * a->query_len + l) * a->num_heads + (size_t)kvh * G) * D;
+        memcpy(q16 + (size_t)(l - l0) * G * D, (const uint16_t *)a->query + src, sizeof(uint16_t) * (size_t)G * D);
+    }
+}
+
 /* Copies row src (element offset) of a page array into dst[0, D) as f32. */
 static inline void load_row(const pl_attn_geom *g, const pl_attn_kernels *k, const void *pages, size_t off, float *dst) {
     if (g->a->dtype == PL_F32) memcpy(dst, (const float *)pages + off, sizeof(float) * (size_t)g->a->head_dim);
@@ -60,6 +69,8 @@ void pl_attn_sweep(const pl_attn_geom *g, const pl_attn_kernels *k, pl_attn_work
     const int direct = a->dtype == PL_F32 && D % PL_ATTN_PAD == 0;
     const int aligned = ps % PL_ATTN_BK == 0;
     size_t off[PL_ATTN_BK];
+    const int raw16 = pl_attn_raw_bf16(a, k, use_kt);
+    const uint16_t *q16 = (const uint16_t *)qs; /* raw16: the caller staged bf16 rows */
     int cached_lp = -1;
     size_t cached_base = 0;
     for (int t0 = k0; t0 < k1; t0 += PL_ATTN_BK) {
@@ -91,6 +102,26 @@ void pl_attn_sweep(const pl_attn_geom *g, const pl_attn_kernels *k, pl_attn_work
                 __builtin_prefetch(kp + c);
                 __builtin_prefetch(vp + c);
             }
+        }
+        if (raw16) {
+            /* bf16 pages in place: no staging copies at all */
+            const uint16_t *kb = a->key_pages, *vb = a->value_pages;
+            for (int j = 0; j < nk; j++) w->krows16[j] = kb + off[j], w->vrows16[j] = vb + off[j];
+            for (int j = nk; j < nkp; j++) w->krows16[j] = w->vrows16[j] = (const uint16_t *)w->zero;
+            if (use_kt) {
+                /* transpose 32-bit words (dim pairs) once per tile for the many-row kernel */
+                uint32_t *kt = (uint32_t *)w->kstage;
+                for (int j = 0; j < nkp; j++) {
+                    const uint32_t *src = (const uint32_t *)w->krows16[j];
+                    for (int wd = 0; wd < 64; wd++) kt[wd * PL_ATTN_BK + j] = src[wd];
+                }
+                k->qk_kt_bf16(q16, nrows, kt, nkp, g->qscale, w->s, PL_ATTN_BK);
+            } else {
+                k->qk_bf16(q16, nrows, w->krows16, nkp, g->qscale, w->s, PL_ATTN_BK);
+            }
+            k->softmax(w->s, PL_ATTN_BK, nrows, nk, nkp, t0, lim, m, l, w->alpha);
+            k->pv_bf16(w->s, PL_ATTN_BK, nrows, w->vrows16, nk, w->alpha, o, dp);
+            continue;
         }
         if (use_kt) {
             float *kt = w->kstage, *row = w->vstage; /* vstage doubles as a row buffer here */

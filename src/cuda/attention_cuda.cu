@@ -46,6 +46,11 @@ int check_shapes(const pl_paged_attention_args *a, char *err, size_t err_len) {
 
 bool vector_ok(pl_dtype dtype, int d) { return (dtype == PL_BF16 && (d == 128 || d == 64)) || (dtype == PL_F32 && d == 128); }
 
+pl_cuda_attn_kernel decode_kernel(pl_dtype dtype, int d) {
+    if (dtype == PL_BF16 && d == 128) return PL_CUDA_ATTN_DECODE_MMA;
+    return vector_ok(dtype, d) ? PL_CUDA_ATTN_VECTOR : PL_CUDA_ATTN_GENERIC;
+}
+
 int sm_count(void) {
     int dev = 0, n = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return 132;
@@ -55,11 +60,11 @@ int sm_count(void) {
 
 } // namespace
 
-extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt,
-                                          void *cuda_stream, char *err, size_t err_len) {
+/* Kernel choice and launch parameters; shapes only (graph-capture safe). */
+static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt, pl_cuda_attn_kernel *kern_out, pl_attn_params *pp,
+                int *rows_out, char *err, size_t err_len) {
     int st = check_shapes(a, err, err_len);
     if (st != PL_OK) return st;
-    cudaStream_t stream = static_cast<cudaStream_t>(cuda_stream);
     pl_cuda_attn_options o;
     memset(&o, 0, sizeof o);
     if (opt) o = *opt;
@@ -69,15 +74,16 @@ extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, cons
         switch (a->schedule) {
         case PL_ATTN_REFERENCE:
         case PL_ATTN_SCALAR: kern = PL_CUDA_ATTN_GENERIC; break;
-        case PL_ATTN_DECODE: kern = vector_ok(a->dtype, a->head_dim) ? PL_CUDA_ATTN_VECTOR : PL_CUDA_ATTN_GENERIC; break;
-        case PL_ATTN_FLASH:
-            if (a->dtype != PL_BF16 || a->head_dim != 128)
-                return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "schedule: PL_ATTN_FLASH on CUDA needs bf16 and head_dim 128 (got %s, head_dim %d)",
-                               a->dtype == PL_BF16 ? "bf16" : "f32", a->head_dim);
-            kern = PL_CUDA_ATTN_MMA;
+        case PL_ATTN_DECODE:
+            if (a->query_len > 8) /* as the CPU operator: the decode schedule is for short queries */
+                return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "schedule: PL_ATTN_DECODE takes query_len <= 8, got %d", a->query_len);
+            kern = decode_kernel(a->dtype, a->head_dim);
+            break;
+        case PL_ATTN_FLASH: /* tensor cores where they apply, else the generic kernel */
+            kern = a->dtype == PL_BF16 && a->head_dim == 128 ? PL_CUDA_ATTN_MMA : PL_CUDA_ATTN_GENERIC;
             break;
         default:
-            if (a->query_len <= 8) kern = vector_ok(a->dtype, a->head_dim) ? PL_CUDA_ATTN_VECTOR : PL_CUDA_ATTN_GENERIC;
+            if (a->query_len <= 8) kern = decode_kernel(a->dtype, a->head_dim);
             else if (a->dtype == PL_BF16 && a->head_dim == 128) kern = PL_CUDA_ATTN_MMA;
             else kern = PL_CUDA_ATTN_GENERIC;
             break;
@@ -85,14 +91,14 @@ extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, cons
     }
     /* 16-byte loads need 16-byte aligned arrays; the AUTO choice falls back to scalar loads */
     const bool aligned = (((uintptr_t)a->query | (uintptr_t)a->key_pages | (uintptr_t)a->value_pages | (uintptr_t)a->out) & 15u) == 0;
-    if (!aligned && o.kernel == PL_CUDA_ATTN_AUTO && a->schedule != PL_ATTN_FLASH) kern = PL_CUDA_ATTN_GENERIC;
+    if (!aligned && o.kernel == PL_CUDA_ATTN_AUTO) kern = PL_CUDA_ATTN_GENERIC;
     if (!aligned && kern != PL_CUDA_ATTN_GENERIC)
         return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "query/key_pages/value_pages/out: the vector and MMA kernels need 16-byte aligned arrays");
     if (kern == PL_CUDA_ATTN_VECTOR && !vector_ok(a->dtype, a->head_dim))
         return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "kernel: the vector kernel has no variant for %s head_dim %d",
                        a->dtype == PL_BF16 ? "bf16" : "f32", a->head_dim);
-    if (kern == PL_CUDA_ATTN_MMA && (a->dtype != PL_BF16 || a->head_dim != 128))
-        return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "kernel: the MMA kernel needs bf16 and head_dim 128 (got %s, head_dim %d)",
+    if ((kern == PL_CUDA_ATTN_MMA || kern == PL_CUDA_ATTN_DECODE_MMA) && (a->dtype != PL_BF16 || a->head_dim != 128))
+        return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "kernel: the MMA kernels need bf16 and head_dim 128 (got %s, head_dim %d)",
                        a->dtype == PL_BF16 ? "bf16" : "f32", a->head_dim);
 
     pl_attn_params p;
@@ -112,9 +118,9 @@ extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, cons
     p.page_size = a->page_size;
     p.page_shift = -1;
     if ((a->page_size & (a->page_size - 1)) == 0) {
-        int s = 0;
-        while ((1 << s) < a->page_size) ++s;
-        p.page_shift = s;
+        int sh = 0;
+        while ((1 << sh) < a->page_size) ++sh;
+        p.page_shift = sh;
     }
     p.max_pages = a->max_pages;
     p.num_pages = a->num_pages;
@@ -123,45 +129,98 @@ extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, cons
     p.scale_log2 = scale * 1.4426950408889634f;
     p.splits = 1;
     p.chunk = 0;
-
+    int rows = 0;
     if (kern == PL_CUDA_ATTN_MMA) {
-        int warps = o.mma_warps;
-        if (warps != 4 && warps != 8) warps = 4;
-        return pl_cuda_attn_mma_launch(&p, warps, stream, err, err_len);
+        /* MMA shape: 4 or 8 warps of 16 query rows, or 32 = 4 warps of 32 rows */
+        const int m = o.mma_warps;
+        if (m == 4 || m == 8 || m == 32 || m == 104 || m == 108 || m == 132) {
+            rows = m;
+        } else {
+            /* 4 warps x 32 rows with split K/V waits (measured best from 512 CTAs up), unless
+             * that leaves SMs short of two CTAs; then 64-row blocks (twice the CTAs) */
+            const long long ctas = (long long)((a->query_len + 127) / 128) * a->num_heads * a->batch;
+            rows = ctas < 2LL * sm_count() ? 4 : 132;
+        }
+    } else {
+        /* split-context kernels: rows of a GQA group per CTA, splits to fill the SMs */
+        const int R = p.group * p.query_len;
+        rows = kern == PL_CUDA_ATTN_DECODE_MMA ? 16 : kern == PL_CUDA_ATTN_VECTOR ? (R <= 1 ? 1 : R <= 2 ? 2 : R <= 4 ? 4 : 8) : 8;
+        const long long resident = (long long)sm_count() * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : 2);
+        const long long max_ctx = (long long)a->max_pages * a->page_size;
+        const long long base = (long long)a->batch * a->num_kv_heads * ((R + rows - 1) / rows);
+        long long splits = o.num_splits;
+        if (splits <= 0) {
+            /* fewest waves x keys per CTA, at least 128 keys per split, a small cost per split */
+            const long long smax = (max_ctx + 127) / 128;
+            long long best = 1, best_cost = -1;
+            for (long long s = 1; s <= smax && s <= 256; ++s) {
+                const long long ch = ((max_ctx + s - 1) / s + 63) / 64 * 64;
+                const long long waves = (base * s + resident - 1) / resident;
+                const long long cost = waves * (ch + 96) + 2 * s;
+                if (best_cost < 0 || cost < best_cost) {
+                    best_cost = cost;
+                    best = s;
+                }
+            }
+            splits = best;
+        }
+        if (splits < 1) splits = 1;
+        if (splits > 65535) splits = 65535;
+        long long chunk = (max_ctx + splits - 1) / splits;
+        chunk = (chunk + 63) / 64 * 64;
+        splits = (max_ctx + chunk - 1) / chunk;
+        if (splits < 1) splits = 1;
+        p.splits = (int)splits;
+        p.chunk = (int)chunk;
     }
+    *kern_out = kern;
+    *pp = p;
+    *rows_out = rows;
+    return PL_OK;
+}
 
-    /* split-context kernels: rows of a GQA group per CTA, splits to fill the SMs */
-    const int R = p.group * p.query_len;
-    const int rows = kern == PL_CUDA_ATTN_VECTOR ? (R <= 1 ? 1 : R <= 2 ? 2 : R <= 4 ? 4 : 8) : 8;
-    const long long max_ctx = (long long)a->max_pages * a->page_size;
-    const long long base = (long long)a->batch * a->num_kv_heads * ((R + rows - 1) / rows);
-    long long splits = o.num_splits;
-    if (splits <= 0) {
-        const long long target = 4LL * sm_count();
-        splits = (target + base - 1) / base;
-        const long long by_len = (max_ctx + 127) / 128; /* at least 128 keys per split */
-        if (splits > by_len) splits = by_len;
-    }
-    if (splits < 1) splits = 1;
-    if (splits > 65535) splits = 65535;
-    long long chunk = (max_ctx + splits - 1) / splits;
-    chunk = (chunk + 63) / 64 * 64;
-    splits = (max_ctx + chunk - 1) / chunk;
-    if (splits < 1) splits = 1;
-    p.splits = (int)splits;
-    p.chunk = (int)chunk;
+static size_t split_bytes(const pl_attn_params *p) {
+    if (p->splits <= 1) return 0;
+    const size_t rows_out = (size_t)p->batch * p->query_len * p->num_heads * p->splits;
+    return rows_out * ((size_t)p->head_dim + 2) * sizeof(float);
+}
+
+extern "C" size_t pl_cuda_attn_workspace_bytes(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt) {
+    pl_cuda_attn_kernel kern;
+    pl_attn_params p;
+    int rows;
+    char err[8];
+    if (plan(a, opt, &kern, &p, &rows, err, sizeof err) != PL_OK) return 0;
+    return split_bytes(&p);
+}
+
+extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt,
+                                          void *cuda_stream, char *err, size_t err_len) {
+    pl_cuda_attn_kernel kern;
+    pl_attn_params p;
+    int rows;
+    int st = plan(a, opt, &kern, &p, &rows, err, err_len);
+    if (st != PL_OK) return st;
+    cudaStream_t stream = static_cast<cudaStream_t>(cuda_stream);
+    if (kern == PL_CUDA_ATTN_MMA) return pl_cuda_attn_mma_launch(&p, rows, stream, err, err_len);
 
     void *ws = NULL;
-    if (p.splits > 1) {
-        const size_t rows_out = (size_t)a->batch * a->query_len * a->num_heads * p.splits;
-        const size_t bytes = rows_out * ((size_t)a->head_dim + 2) * sizeof(float);
-        cudaError_t e = cudaMallocAsync(&ws, bytes, stream);
-        if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "attention workspace (%zu bytes): %s", bytes, cudaGetErrorString(e));
+    bool pooled = false;
+    const size_t bytes = split_bytes(&p);
+    if (bytes) {
+        if (opt && opt->workspace && opt->workspace_bytes >= bytes) {
+            ws = opt->workspace;
+        } else {
+            cudaError_t e = cudaMallocAsync(&ws, bytes, stream);
+            if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "attention workspace (%zu bytes): %s", bytes, cudaGetErrorString(e));
+            pooled = true;
+        }
         p.part_o = static_cast<float *>(ws);
-        p.part_ml = p.part_o + rows_out * a->head_dim;
+        p.part_ml = p.part_o + (size_t)p.batch * p.query_len * p.num_heads * p.splits * p.head_dim;
     }
-    st = pl_cuda_attn_split_launch(&p, a->dtype, kern == PL_CUDA_ATTN_VECTOR, rows, stream, err, err_len);
-    if (ws) {
+    if (kern == PL_CUDA_ATTN_DECODE_MMA) st = pl_cuda_attn_decode_mma_launch(&p, stream, err, err_len);
+    else st = pl_cuda_attn_split_launch(&p, a->dtype, kern == PL_CUDA_ATTN_VECTOR, rows, stream, err, err_len);
+    if (pooled) {
         cudaError_t e = cudaFreeAsync(ws, stream);
         if (st == PL_OK && e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "attention workspace free: %s", cudaGetErrorString(e));
     }

@@ -29,8 +29,12 @@ extern "C" {
  * 16-byte vector variant (caller checked that head_dim suits it). */
 int pl_cuda_attn_split_launch(const pl_attn_params *p, pl_dtype dtype, int vector, int rows_per_cta,
                               cudaStream_t stream, char *err, size_t err_len);
-/* bf16 head_dim 128 tensor-core kernel; warps 4 or 8. */
-int pl_cuda_attn_mma_launch(const pl_attn_params *p, int warps, cudaStream_t stream, char *err, size_t err_len);
+/* Combines split partials into out (no-op when splits == 1). */
+int pl_cuda_attn_merge_launch(const pl_attn_params *p, pl_dtype dtype, cudaStream_t stream, char *err, size_t err_len);
+/* bf16 head_dim 128 split decode on tensor cores (16 GQA rows per CTA), plus the merge. */
+int pl_cuda_attn_decode_mma_launch(const pl_attn_params *p, cudaStream_t stream, char *err, size_t err_len);
+/* bf16 head_dim 128 tensor-core kernel; shape 4 / 8 (warps of 16 rows) or 32 (4 warps of 32 rows). */
+int pl_cuda_attn_mma_launch(const pl_attn_params *p, int shape, cudaStream_t stream, char *err, size_t err_len);
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,10 @@
  * variant), so a warp step covers 32 / LPK keys and K/V bytes are read once for all rows.
  * U steps of loads are issued before any use to keep bytes in flight. Each thread keeps an
  * online-softmax state (max, sum, out) in log2 units; the CTA merges them through shared
- * memory and writes the output (one split) or an FP32 partial for the merge kernel. */
+ * memory and writes the output (one split) or an FP32 partial for the merge kernel.
+ * Vector variants stage K/V through a per-thread cp.async ring (kStages tiles, each thread
+ * reads back only its own copies, so no barrier); the generic variant loads into registers.
+ * bf16 head_dim 128 decode normally runs on tensor cores instead (attn_decode_mma.cu). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -23,8 +26,6 @@ template <> struct raw_of<float, 4> { typedef float4 type; };
 template <> struct raw_of<uint16_t, 1> { typedef uint16_t type; };
 template <> struct raw_of<float, 1> { typedef float type; };
 
-__device__ __forceinline__ void zero_raw(uint4 &r) { r = make_uint4(0, 0, 0, 0); }
-__device__ __forceinline__ void zero_raw(float4 &r) { r = make_float4(0.f, 0.f, 0.f, 0.f); }
 __device__ __forceinline__ void zero_raw(uint16_t &r) { r = 0; }
 __device__ __forceinline__ void zero_raw(float &r) { r = 0.f; }
 
@@ -56,21 +57,38 @@ __device__ __forceinline__ void store_elem(uint16_t *p, float x) {
 __device__ __forceinline__ void store_elem(float *p, float x) { *p = x; }
 
 constexpr int kWarps = 4;
+constexpr int kStages = 4;
+
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+/* dynamic shared memory of split_attention_kernel: the cp.async ring (vector variants) or
+ * at least the per-row merge buffers */
+template <typename T, int VEC, int LPK, int NPER, int ROWS, int U> constexpr size_t split_smem_bytes() {
+    constexpr size_t merge = (size_t)kWarps * (32 / LPK) * ROWS * (2 + LPK * VEC * NPER) * sizeof(float);
+    constexpr size_t ring = VEC * sizeof(T) == 16 ? (size_t)kStages * U * NPER * 2 * 128 * 16 : 0;
+    return merge > ring ? merge : ring;
+}
 
 template <typename T, int VEC, int LPK, int NPER, int ROWS, int U>
-__global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 4) split_attention_kernel(const pl_attn_params p) {
+__global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 3) split_attention_kernel(const pl_attn_params p) {
     typedef typename raw_of<T, VEC>::type raw_t;
     constexpr int KPW = 32 / LPK;      /* keys per warp step */
     constexpr int KPS = KPW * kWarps;  /* keys per CTA step */
     constexpr int TILE = KPS * U;      /* keys per tile (divides 64) */
     constexpr int NST = kWarps * KPW;  /* softmax states per row in the CTA */
     constexpr int DMAX = LPK * VEC * NPER;
-    __shared__ float sm_ml[NST][ROWS][2];
-    __shared__ float sm_o[NST][ROWS][DMAX];
+    constexpr bool kAsync = VEC * sizeof(T) == 16;
+    extern __shared__ __align__(16) unsigned char dyn_smem[];
+    float(*sm_ml)[ROWS][2] = reinterpret_cast<float(*)[ROWS][2]>(dyn_smem);
+    float(*sm_o)[ROWS][DMAX] = reinterpret_cast<float(*)[ROWS][DMAX]>(dyn_smem + NST * ROWS * 2 * sizeof(float));
 
-    const int split = blockIdx.x;
-    const int kvh = blockIdx.y % p.num_kv_heads;
-    const int r0 = (blockIdx.y / p.num_kv_heads) * ROWS;
+    const int split = blockIdx.x % p.splits;
+    const int kvh = blockIdx.y;
+    const int r0 = (blockIdx.x / p.splits) * ROWS;
     const int b = blockIdx.z;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int sub = lane / LPK, c = lane % LPK;
@@ -133,51 +151,34 @@ __global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 4) split_at
     const int32_t *bt = p.block_table + (size_t)b * p.max_pages;
     const int ps = p.page_size;
     const bool one_page_per_tile = (ps % TILE) == 0;
-    for (int t0 = k_begin; t0 < k_stop; t0 += TILE) {
-        /* one block-table lookup per tile when a tile cannot cross a page */
-        int tile_page = 0, tile_slot0 = 0;
+    /* physical element offset of key s's row (s < k_stop): one table lookup per tile when
+     * the tile cannot cross a page */
+    auto row_base = [&](int t0, int s, int &tile_page, int &tile_slot0, bool first) -> size_t {
+        int page, slot;
         if (one_page_per_tile) {
-            const int pidx = p.page_shift >= 0 ? (t0 >> p.page_shift) : t0 / ps;
-            tile_page = __ldg(bt + pidx);
-            tile_slot0 = t0 - pidx * ps;
-        }
-        raw_t kr[U][NPER], vr[U][NPER];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const int s = t0 + u * KPS + warp * KPW + sub;
-#pragma unroll
-            for (int i = 0; i < NPER; ++i) {
-                zero_raw(kr[u][i]);
-                zero_raw(vr[u][i]);
+            if (first) {
+                const int pidx = p.page_shift >= 0 ? (t0 >> p.page_shift) : t0 / ps;
+                tile_page = __ldg(bt + pidx);
+                tile_slot0 = t0 - pidx * ps;
             }
-            if (s < k_stop) {
-                int page, slot;
-                if (one_page_per_tile) {
-                    page = tile_page;
-                    slot = tile_slot0 + (s - t0);
-                } else {
-                    const int pidx = p.page_shift >= 0 ? (s >> p.page_shift) : s / ps;
-                    page = __ldg(bt + pidx);
-                    slot = s - pidx * ps;
-                }
-                const size_t base = (((size_t)page * p.num_kv_heads + kvh) * ps + slot) * D;
-#pragma unroll
-                for (int i = 0; i < NPER; ++i) {
-                    const int d0 = (i * LPK + c) * VEC;
-                    if (VEC > 1 || d0 < D) {
-                        load_raw(kr[u][i], K + base + d0);
-                        load_raw(vr[u][i], Vp + base + d0);
-                    }
-                }
-            }
+            page = tile_page;
+            slot = tile_slot0 + (s - t0);
+        } else {
+            const int pidx = p.page_shift >= 0 ? (s >> p.page_shift) : s / ps;
+            page = __ldg(bt + pidx);
+            slot = s - pidx * ps;
         }
+        return (((size_t)page * p.num_kv_heads + kvh) * ps + slot) * D;
+    };
+    /* online-softmax update of every row with the U keys of one tile */
+    auto consume = [&](int t0, auto &&get_k, auto &&get_v) {
         float sc[U][ROWS];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int s = t0 + u * KPS + warp * KPW + sub;
             float kf[NPER][VEC];
 #pragma unroll
-            for (int i = 0; i < NPER; ++i) unpack(kr[u][i], kf[i]);
+            for (int i = 0; i < NPER; ++i) get_k(u, i, kf[i]);
 #pragma unroll
             for (int r = 0; r < ROWS; ++r) {
                 float dot = 0.f;
@@ -190,32 +191,115 @@ __global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 4) split_at
                 sc[u][r] = (s < k_stop && s <= lim[r]) ? dot : -INFINITY;
             }
         }
+        float pe[U][ROWS];
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
             float mx = sc[0][r];
 #pragma unroll
             for (int u = 1; u < U; ++u) mx = fmaxf(mx, sc[u][r]);
             const float mnew = fmaxf(m[r], mx);
-            if (mnew == -INFINITY) continue; /* nothing visible yet for this row */
-            const float alpha = exp2f(m[r] - mnew);
+            const float mb = mnew == -INFINITY ? 0.f : mnew; /* nothing visible yet: all p = 0 */
+            const float alpha = exp2f(m[r] - mb);
             m[r] = mnew;
-            ls[r] *= alpha;
+            float sum = 0.f;
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                pe[u][r] = exp2f(sc[u][r] - mb);
+                sum += pe[u][r];
+            }
+            ls[r] = ls[r] * alpha + sum;
 #pragma unroll
             for (int i = 0; i < NPER; ++i)
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) o[r][i][j] *= alpha;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+#pragma unroll
+            for (int i = 0; i < NPER; ++i) {
+                float vf[VEC];
+                get_v(u, i, vf);
+#pragma unroll
+                for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) o[r][i][j] = fmaf(pe[u][r], vf[j], o[r][i][j]);
+            }
+        }
+    };
+
+    if constexpr (kAsync) {
+        /* per-thread ring of STAGES tiles filled by cp.async: each thread reads back only
+         * what it copied, so no barrier is needed and STAGES - 1 tiles stay in flight */
+        raw_t *ring = reinterpret_cast<raw_t *>(dyn_smem);
+        const int ntiles = k_stop > k_begin ? (k_stop - k_begin + TILE - 1) / TILE : 0;
+        auto slot_of = [&](int stage, int u, int i, int kv) -> raw_t * {
+            return ring + ((((stage * U + u) * NPER + i) * 2 + kv) * 128 + threadIdx.x);
+        };
+        auto issue = [&](int it) {
+            const int t0 = k_begin + it * TILE, stage = it % kStages;
+            int tile_page = 0, tile_slot0 = 0;
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                const float pe = exp2f(sc[u][r] - mnew);
-                ls[r] += pe;
+                const int s = t0 + u * KPS + warp * KPW + sub;
+                const bool valid = s < k_stop;
+                size_t base = 0;
+                if (valid || (one_page_per_tile && u == 0)) {
+                    /* t0 < k_stop always, so the tile's page entry is live */
+                    base = row_base(t0, valid ? s : t0, tile_page, tile_slot0, u == 0);
+                }
 #pragma unroll
                 for (int i = 0; i < NPER; ++i) {
-                    float vf[VEC];
-                    unpack(vr[u][i], vf);
-#pragma unroll
-                    for (int j = 0; j < VEC; ++j) o[r][i][j] = fmaf(pe, vf[j], o[r][i][j]);
+                    const int d0 = (i * LPK + c) * VEC;
+                    cp_async16(slot_of(stage, u, i, 0), valid ? (const void *)(K + base + d0) : (const void *)K, valid ? 16 : 0);
+                    cp_async16(slot_of(stage, u, i, 1), valid ? (const void *)(Vp + base + d0) : (const void *)Vp, valid ? 16 : 0);
                 }
             }
+        };
+#pragma unroll
+        for (int st = 0; st < kStages - 1; ++st) {
+            if (st < ntiles) issue(st);
+            cp_async_commit();
+        }
+        for (int it = 0; it < ntiles; ++it) {
+            if (it + kStages - 1 < ntiles) issue(it + kStages - 1);
+            cp_async_commit();
+            cp_async_wait<kStages - 1>();
+            const int stage = it % kStages;
+            consume(k_begin + it * TILE,
+                    [&](int u, int i, float (&f)[VEC]) { unpack(*slot_of(stage, u, i, 0), f); },
+                    [&](int u, int i, float (&f)[VEC]) { unpack(*slot_of(stage, u, i, 1), f); });
+        }
+        cp_async_wait<0>();
+        __syncthreads(); /* the merge below reuses the ring */
+    } else {
+        for (int t0 = k_begin; t0 < k_stop; t0 += TILE) {
+            int tile_page = 0, tile_slot0 = 0;
+            raw_t kr[U][NPER], vr[U][NPER];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const int s = t0 + u * KPS + warp * KPW + sub;
+#pragma unroll
+                for (int i = 0; i < NPER; ++i) {
+                    zero_raw(kr[u][i]);
+                    zero_raw(vr[u][i]);
+                }
+                const bool valid = s < k_stop;
+                if (valid || (one_page_per_tile && u == 0)) {
+                    const size_t base = row_base(t0, valid ? s : t0, tile_page, tile_slot0, u == 0);
+                    if (valid) {
+#pragma unroll
+                        for (int i = 0; i < NPER; ++i) {
+                            const int d0 = (i * LPK + c) * VEC;
+                            if (VEC > 1 || d0 < D) {
+                                load_raw(kr[u][i], K + base + d0);
+                                load_raw(vr[u][i], Vp + base + d0);
+                            }
+                        }
+                    }
+                }
+            }
+            consume(t0, [&](int u, int i, float (&f)[VEC]) { unpack(kr[u][i], f); },
+                    [&](int u, int i, float (&f)[VEC]) { unpack(vr[u][i], f); });
         }
     }
 
@@ -267,40 +351,78 @@ __global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 4) split_at
     }
 }
 
-/* Combines the FP32 (max, sum, out) partials of every split of one output row. */
+/* Combines the FP32 (max, sum, out) partials of every split of one output row: 8 warps
+ * take every 8th split (float4 per lane covers 128 dims per pass), then reduce in smem. */
 template <typename T>
-__global__ void __launch_bounds__(128) merge_kernel(const pl_attn_params p) {
+__global__ void __launch_bounds__(256) merge_kernel(const pl_attn_params p) {
+    __shared__ float red[8][260];
+    __shared__ float red_l[8];
     const size_t orow = blockIdx.x;
     const int S = p.splits, D = p.head_dim;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const float *ml = p.part_ml + orow * S * 2;
     float M = -INFINITY;
-    for (int s = 0; s < S; ++s) M = fmaxf(M, ml[2 * s]);
-    T *Out = static_cast<T *>(p.out);
-    for (int d = threadIdx.x; d < D; d += blockDim.x) {
-        float lsum = 0.f, acc = 0.f;
+    for (int s = lane; s < S; s += 32) M = fmaxf(M, ml[2 * s]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
+    float lsum = 0.f;
+    for (int d0 = 0; d0 < D; d0 += 128) {
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        const int d = d0 + lane * 4;
         if (M != -INFINITY) {
-            for (int s = 0; s < S; ++s) {
+            for (int s = warp; s < S; s += 8) {
                 const float ms = ml[2 * s];
                 if (ms == -INFINITY) continue;
                 const float w = exp2f(ms - M);
-                lsum += w * ml[2 * s + 1];
-                acc += w * p.part_o[(orow * S + s) * D + d];
+                if (d0 == 0) lsum += w * ml[2 * s + 1];
+                const float *src = p.part_o + (orow * S + s) * D;
+                if ((D & 3) == 0 && d + 3 < D) {
+                    const float4 v = *reinterpret_cast<const float4 *>(src + d);
+                    acc[0] += w * v.x;
+                    acc[1] += w * v.y;
+                    acc[2] += w * v.z;
+                    acc[3] += w * v.w;
+                } else {
+                    for (int e = 0; e < 4; ++e)
+                        if (d + e < D) acc[e] += w * src[d + e];
+                }
             }
         }
-        store_elem(Out + orow * D + d, lsum > 0.f ? acc / lsum : 0.f);
+        for (int e = 0; e < 4; ++e) red[warp][lane * 4 + e] = acc[e];
+        if (d0 == 0 && lane == 0) red_l[warp] = lsum;
+        __syncthreads();
+        if (threadIdx.x < 128) {
+            float o = 0.f, l = 0.f;
+#pragma unroll
+            for (int w = 0; w < 8; ++w) {
+                o += red[w][threadIdx.x];
+                l += red_l[w];
+            }
+            const int dd = d0 + threadIdx.x;
+            if (dd < D) store_elem(static_cast<T *>(p.out) + orow * D + dd, l > 0.f ? o / l : 0.f);
+        }
+        __syncthreads();
     }
+}
+
+template <typename T, int VEC, int LPK, int NPER, int ROWS, int U>
+void launch_one(const pl_attn_params *p, dim3 grid, cudaStream_t stream) {
+    constexpr size_t smem = split_smem_bytes<T, VEC, LPK, NPER, ROWS, U>();
+    if (smem > 48 * 1024)
+        cudaFuncSetAttribute(split_attention_kernel<T, VEC, LPK, NPER, ROWS, U>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    split_attention_kernel<T, VEC, LPK, NPER, ROWS, U><<<grid, 128, smem, stream>>>(*p);
 }
 
 template <typename T, int VEC, int LPK, int NPER>
 int launch_rows(const pl_attn_params *p, int rows, cudaStream_t stream) {
     const int R = p->group * p->query_len;
     const int chunks = (R + rows - 1) / rows;
-    dim3 grid((unsigned)p->splits, (unsigned)(p->num_kv_heads * chunks), (unsigned)p->batch);
+    dim3 grid((unsigned)(p->splits * chunks), (unsigned)p->num_kv_heads, (unsigned)p->batch);
     switch (rows) {
-    case 1: split_attention_kernel<T, VEC, LPK, NPER, 1, 8><<<grid, 128, 0, stream>>>(*p); break;
-    case 2: split_attention_kernel<T, VEC, LPK, NPER, 2, 8><<<grid, 128, 0, stream>>>(*p); break;
-    case 4: split_attention_kernel<T, VEC, LPK, NPER, 4, 4><<<grid, 128, 0, stream>>>(*p); break;
-    default: split_attention_kernel<T, VEC, LPK, NPER, 8, 4><<<grid, 128, 0, stream>>>(*p); break;
+    case 1: launch_one<T, VEC, LPK, NPER, 1, 4>(p, grid, stream); break;
+    case 2: launch_one<T, VEC, LPK, NPER, 2, 4>(p, grid, stream); break;
+    case 4: launch_one<T, VEC, LPK, NPER, 4, 4>(p, grid, stream); break;
+    default: launch_one<T, VEC, LPK, NPER, 8, (VEC == 1 ? 4 : 2)>(p, grid, stream); break;
     }
     return 0;
 }
@@ -317,31 +439,37 @@ extern "C" int pl_cuda_attn_split_launch(const pl_attn_params *p, pl_dtype dtype
         else if (dtype == PL_F32 && D == 128) launch_rows<float, 4, 32, 1>(p, rows, stream);
         else return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "vector attention kernel: head_dim %d with this dtype has no vector variant", D);
     } else {
-        rows = 8;
+        /* generic: 8 rows per CTA, scalar loads, lanes over dims */
+        const int R = p->group * p->query_len;
+        dim3 grid((unsigned)(p->splits * ((R + 7) / 8)), (unsigned)p->num_kv_heads, (unsigned)p->batch);
         const int nper = D <= 32 ? 1 : D <= 64 ? 2 : D <= 128 ? 4 : 8;
         if (dtype == PL_BF16) {
             switch (nper) {
-            case 1: launch_rows<uint16_t, 1, 32, 1>(p, rows, stream); break;
-            case 2: launch_rows<uint16_t, 1, 32, 2>(p, rows, stream); break;
-            case 4: launch_rows<uint16_t, 1, 32, 4>(p, rows, stream); break;
-            default: launch_rows<uint16_t, 1, 32, 8>(p, rows, stream); break;
+            case 1: launch_one<uint16_t, 1, 32, 1, 8, 4>(p, grid, stream); break;
+            case 2: launch_one<uint16_t, 1, 32, 2, 8, 4>(p, grid, stream); break;
+            case 4: launch_one<uint16_t, 1, 32, 4, 8, 4>(p, grid, stream); break;
+            default: launch_one<uint16_t, 1, 32, 8, 8, 4>(p, grid, stream); break;
             }
         } else {
             switch (nper) {
-            case 1: launch_rows<float, 1, 32, 1>(p, rows, stream); break;
-            case 2: launch_rows<float, 1, 32, 2>(p, rows, stream); break;
-            case 4: launch_rows<float, 1, 32, 4>(p, rows, stream); break;
-            default: launch_rows<float, 1, 32, 8>(p, rows, stream); break;
+            case 1: launch_one<float, 1, 32, 1, 8, 4>(p, grid, stream); break;
+            case 2: launch_one<float, 1, 32, 2, 8, 4>(p, grid, stream); break;
+            case 4: launch_one<float, 1, 32, 4, 8, 4>(p, grid, stream); break;
+            default: launch_one<float, 1, 32, 8, 8, 4>(p, grid, stream); break;
             }
         }
     }
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "split attention kernel launch: %s", cudaGetErrorString(e));
+    return pl_cuda_attn_merge_launch(p, dtype, stream, err, err_len);
+}
+
+extern "C" int pl_cuda_attn_merge_launch(const pl_attn_params *p, pl_dtype dtype, cudaStream_t stream, char *err, size_t err_len) {
     if (p->splits > 1) {
         const unsigned rows_out = (unsigned)((size_t)p->batch * p->query_len * p->num_heads);
-        if (dtype == PL_BF16) merge_kernel<uint16_t><<<rows_out, 128, 0, stream>>>(*p);
-        else merge_kernel<float><<<rows_out, 128, 0, stream>>>(*p);
-        e = cudaGetLastError();
+        if (dtype == PL_BF16) merge_kernel<uint16_t><<<rows_out, 256, 0, stream>>>(*p);
+        else merge_kernel<float><<<rows_out, 256, 0, stream>>>(*p);
+        cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "attention merge kernel launch: %s", cudaGetErrorString(e));
     }
     return PL_OK;

@@ -501,7 +501,7 @@ static int decode_reserve(pl_engine *e, char *err, size_t err_len) {
                 }
             if (!active) return PL_OK;
             grow = (size_t)active * e->token_bytes * (size_t)e->mc.num_layers;
-            size_t stage = (size_t)e->cfg.batch_size * (size_t)smax * e->token_bytes * (size_t)e->mc.num_layers;
+            size_t stage = (size_t)active * (size_t)smax * e->token_bytes * (size_t)e->mc.num_layers;
             size_t old_stage = pl_eng_stage_bytes(e); /* replaced by the new batch */
             if (!e->cfg.kv_budget_bytes ||
                 pl_engine_dense_bytes(e) - old_stage + grow + stage <= e->cfg.kv_budget_bytes)

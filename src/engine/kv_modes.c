@@ -199,6 +199,7 @@ static int attend_one(pl_engine *e, const pl_attend_call *call, int i, char *err
         if (!grow(&e->gk, &e->g_cap, bytes) || !grow(&e->gv, &e->gv_cap, bytes))
             return pl_fail(err, err_len, PL_ERR_NOMEM, "gather: out of memory");
         gather_pages(e, &r->kv.layers[l], H, D, ctx, e->gk, e->gv);
+        e->m.gather_prefill_copy_bytes += (int64_t)ctx * (int64_t)e->token_bytes;
         k = e->gk;
         v = e->gv;
     }
@@ -214,14 +215,20 @@ static int attend_one(pl_engine *e, const pl_attend_call *call, int i, char *err
     return attention(e, call, 1, n, ctx, q, k, v, &bt, &c, out, err, err_len);
 }
 
-/* Decode: every row one token; rebuild the padded dense batch [B, H, S_max, D] of this layer. */
+/* Decode: every row one token; rebuild the padded dense batch [rows, H, S_max, D] of this
+ * layer over the occupied slots (empty slots are left out rather than padded: the one
+ * liberty taken with the week-2 batch, which pads all B slots). */
 static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, size_t err_len) {
     const int B = call->num_seqs, H = call->num_kv_heads, D = call->head_dim, Hq = call->num_heads, l = call->layer;
     const size_t row = (size_t)D * e->elem;
-    int S = 1;
+    int S = 1, rows = 0;
     for (int i = 0; i < B; i++)
-        if (call->chunk_lens[i] > 0 && ctx_len(e, e->cur[i], l) > S) S = ctx_len(e, e->cur[i], l);
-    size_t bytes = (size_t)B * H * S * row;
+        if (call->chunk_lens[i] > 0) {
+            rows++;
+            if (ctx_len(e, e->cur[i], l) > S) S = ctx_len(e, e->cur[i], l);
+        }
+    if (!rows) return PL_OK;
+    size_t bytes = (size_t)rows * H * S * row;
     size_t cap = e->stage_cap[l];
     if (!grow(&e->stage_k[l], &cap, bytes)) return pl_fail(err, err_len, PL_ERR_NOMEM, "dense batch: out of memory");
     cap = e->stage_cap[l];
@@ -230,20 +237,16 @@ static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, si
     e->stage_bytes[l] = 2 * bytes;
     char *sk = e->stage_k[l], *sv = e->stage_v[l];
     size_t qw = (size_t)Hq * row;
-    if (!grow(&e->qbuf, &e->qbuf_cap, (size_t)B * qw) || !grow(&e->obuf, &e->obuf_cap, (size_t)B * qw))
+    if (!grow(&e->qbuf, &e->qbuf_cap, (size_t)rows * qw) || !grow(&e->obuf, &e->obuf_cap, (size_t)rows * qw))
         return pl_fail(err, err_len, PL_ERR_NOMEM, "attend: out of memory");
-    memset(e->qbuf, 0, (size_t)B * qw);
+    int c = 0;
     for (int b = 0; b < B; b++) {
-        if (call->chunk_lens[b] <= 0) {
-            e->bt[b] = -1;
-            e->ctx_lens[b] = 0;
-            continue;
-        }
+        if (call->chunk_lens[b] <= 0) continue;
         pl_req *r = e->cur[b];
         int ctx = ctx_len(e, r, l);
-        e->bt[b] = b;
-        e->ctx_lens[b] = ctx;
-        char *dk = sk + (size_t)b * H * S * row, *dv = sv + (size_t)b * H * S * row;
+        e->bt[c] = c;
+        e->ctx_lens[c] = ctx;
+        char *dk = sk + (size_t)c * H * S * row, *dv = sv + (size_t)c * H * S * row;
         if (e->cfg.kv_mode == PL_KV_DENSE) {
             for (int h = 0; h < H; h++) {
                 memcpy(dk + (size_t)h * S * row, (const char *)r->dense[l].k + (size_t)h * ctx * row, (size_t)ctx * row);
@@ -253,13 +256,17 @@ static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, si
             gather_pages(e, &r->kv.layers[l], H, D, S, dk, dv);
         }
         e->m.dense_staging_copy_bytes += (int64_t)ctx * (int64_t)e->token_bytes;
-        copy_q(e, call, call->row_start[b], 1, (char *)e->qbuf + (size_t)b * qw);
+        copy_q(e, call, call->row_start[b], 1, (char *)e->qbuf + (size_t)c * qw);
+        c++;
     }
-    int rc = attention(e, call, B, 1, S, e->qbuf, sk, sv, e->bt, e->ctx_lens, e->obuf, err, err_len);
+    int rc = attention(e, call, rows, 1, S, e->qbuf, sk, sv, e->bt, e->ctx_lens, e->obuf, err, err_len);
     if (rc != PL_OK) return rc;
+    c = 0;
     for (int b = 0; b < B; b++)
-        if (call->chunk_lens[b] > 0)
-            memcpy((char *)call->out + (size_t)call->row_start[b] * qw, (char *)e->obuf + (size_t)b * qw, qw);
+        if (call->chunk_lens[b] > 0) {
+            memcpy((char *)call->out + (size_t)call->row_start[b] * qw, (char *)e->obuf + (size_t)c * qw, qw);
+            c++;
+        }
     return PL_OK;
 }
 

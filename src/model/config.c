@@ -116,12 +116,15 @@ static int get_eos(const cJSON *root, const char *file, pl_model_config *cfg, ch
     int n = 0;
     int32_t ids[PL_MAX_EOS_IDS];
     if (cJSON_IsNumber(it)) {
+        if (!(it->valuedouble >= 0 && it->valuedouble < 2147483647.0))
+            return pl_fail(err, err_len, PL_ERR_INVALID, "%s: \"eos_token_id\" %g is not a token id", file,
+                           it->valuedouble);
         ids[n++] = (int32_t)it->valuedouble;
     } else if (cJSON_IsArray(it)) {
         const cJSON *e;
         cJSON_ArrayForEach(e, it) {
-            if (!cJSON_IsNumber(e))
-                return pl_fail(err, err_len, PL_ERR_INVALID, "%s: \"eos_token_id\" list holds a non-number", file);
+            if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble < 2147483647.0))
+                return pl_fail(err, err_len, PL_ERR_INVALID, "%s: \"eos_token_id\" list holds a non-token-id", file);
             if (n == PL_MAX_EOS_IDS)
                 return pl_fail(err, err_len, PL_ERR_INVALID, "%s: \"eos_token_id\" has more than %d ids", file,
                                PL_MAX_EOS_IDS);
@@ -213,6 +216,10 @@ int pl_config_parse(const char *json, size_t len, const char *file, pl_model_con
     if (eps && !cJSON_IsNull(eps)) {
         if (!cJSON_IsNumber(eps)) {
             rc = pl_fail(err, err_len, PL_ERR_INVALID, "%s: \"rms_norm_eps\" must be a number", file);
+            goto done;
+        }
+        if (!(eps->valuedouble > 0 && eps->valuedouble < 1)) {
+            rc = pl_fail(err, err_len, PL_ERR_INVALID, "%s: \"rms_norm_eps\" %g outside (0, 1)", file, eps->valuedouble);
             goto done;
         }
         c.rms_norm_eps = (float)eps->valuedouble;

@@ -9,10 +9,15 @@
  * A task reads one group as a single linear stream, the best case for a decode step.
  * Vectors (norm weights) are plain float. */
 #define PL_GROUP 64
+#ifndef PL_PREFETCH
+#define PL_PREFETCH 2048 /* elements ahead in the weight stream (4 KiB): measured best of 1-8 KiB */
+#endif
+#define _DEFAULT_SOURCE /* madvise */
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/bf16.h"
 #include "model/model_internal.h"
@@ -30,6 +35,20 @@ static void *aligned_zalloc(size_t bytes) {
     if (n == 0) n = 64;
     void *p = aligned_alloc(64, n);
     if (p) memset(p, 0, n);
+    return p;
+}
+
+/* Weight storage: large buffers on 2 MiB boundaries with transparent huge pages requested
+ * (fewer page faults while packing, fewer TLB misses while streaming a decode step). Not
+ * zeroed: packing writes every element. */
+static void *weight_alloc(size_t bytes) {
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge) return aligned_zalloc(bytes);
+    size_t n = (bytes + huge - 1) / huge * huge;
+    void *p = aligned_alloc(huge, n);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, n, MADV_HUGEPAGE);
+#endif
     return p;
 }
 
@@ -78,14 +97,16 @@ void pl_weight_src_row(const pl_weight_src *src, int r, float *out) {
         return;
     }
     size_t base = (size_t)r * (size_t)src->cols;
+    /* Files need not align tensor data (the header length may be odd): read bytewise. */
     if (src->dtype == PL_SRC_F32) {
-        memcpy(out, (const float *)src->data + base, sizeof(float) * (size_t)src->cols);
-    } else if (src->dtype == PL_SRC_BF16) {
-        const uint16_t *p = (const uint16_t *)src->data + base;
-        for (int i = 0; i < src->cols; i++) out[i] = pl_bf16_to_f32(p[i]);
+        memcpy(out, (const char *)src->data + base * 4, sizeof(float) * (size_t)src->cols);
     } else {
-        const uint16_t *p = (const uint16_t *)src->data + base;
-        for (int i = 0; i < src->cols; i++) out[i] = pl_f16_to_f32(p[i]);
+        const unsigned char *p = (const unsigned char *)src->data + base * 2;
+        for (int i = 0; i < src->cols; i++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * (size_t)i, 2);
+            out[i] = src->dtype == PL_SRC_BF16 ? pl_bf16_to_f32(h) : pl_f16_to_f32(h);
+        }
     }
 }
 
@@ -134,7 +155,7 @@ static int cpu_weight_create(void *ctx, const pl_weight_src *const *parts, int n
     w->ng = (rows + PL_GROUP - 1) / PL_GROUP;
     size_t elem = b->act == PL_F32 ? 4 : 2;
     w->bytes = (size_t)w->ng * PL_GROUP * (size_t)cols * elem;
-    w->data = aligned_zalloc(w->bytes);
+    w->data = weight_alloc(w->bytes);
     if (!w->data) goto nomem;
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(b->threads)
@@ -219,6 +240,8 @@ static void cpu_free(void *ctx, void *p) {
     free(p);
 }
 
+static int cpu_level(void);
+
 /* ---- elementwise ops ---- */
 
 static int cpu_embed(void *ctx, const void *p, const int32_t *tokens, int n, void *out, char *err, size_t err_len) {
@@ -233,13 +256,60 @@ static int cpu_embed(void *ctx, const void *p, const int32_t *tokens, int n, voi
     return PL_OK;
 }
 
+#define PL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+
+PL_AVX512 static inline __m512 bf16x16_load(const uint16_t *p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+/* n a multiple of 16 */
+PL_AVX512 static float sumsq_bf16_512(const uint16_t *x, int n) {
+    __m512 a = _mm512_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        __m512 v = bf16x16_load(x + i);
+        a = _mm512_fmadd_ps(v, v, a);
+    }
+    return _mm512_reduce_add_ps(a);
+}
+
+/* out = bf16(x * inv * w), or its float value into f when f != NULL; n a multiple of 16 */
+PL_AVX512 static void scale_bf16_512(const uint16_t *x, const float *w, float inv, int n, uint16_t *out, float *f) {
+    __m512 s = _mm512_set1_ps(inv);
+    for (int i = 0; i < n; i += 16) {
+        __m256bh r = _mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_mul_ps(bf16x16_load(x + i), s), _mm512_loadu_ps(w + i)));
+        if (f)
+            _mm512_storeu_ps(f + i, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)r), 16)));
+        else
+            _mm256_storeu_si256((__m256i *)(out + i), (__m256i)r);
+    }
+}
+
+/* half-split rotation of v into bf16 o; half a multiple of 16 */
+PL_AVX512 static void rope_store_bf16_512(const float *v, const float *cs, const float *sn, int half, uint16_t *o) {
+    for (int i = 0; i < half; i += 16) {
+        __m512 x0 = _mm512_loadu_ps(v + i), x1 = _mm512_loadu_ps(v + i + half);
+        __m512 c = _mm512_loadu_ps(cs + i), sv = _mm512_loadu_ps(sn + i);
+        __m512 y0 = _mm512_fmsub_ps(x0, c, _mm512_mul_ps(x1, sv));
+        __m512 y1 = _mm512_fmadd_ps(x1, c, _mm512_mul_ps(x0, sv));
+        _mm256_storeu_si256((__m256i *)(o + i), (__m256i)_mm512_cvtneps_pbh(y0));
+        _mm256_storeu_si256((__m256i *)(o + i + half), (__m256i)_mm512_cvtneps_pbh(y1));
+    }
+}
+
 static int cpu_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
     pl_cpu_backend *b = ctx;
     const float *w = ((const cpu_weight *)wp)->data;
     pl_dtype dt = b->act;
+    int fast = dt == PL_BF16 && dim % 16 == 0 && (b->kernel ? b->kernel : cpu_level()) == 3;
 #pragma omp parallel for num_threads(b->threads) if (rows > 16)
     for (int r = 0; r < rows; r++) {
         size_t o = (size_t)r * dim;
+        if (fast) {
+            const uint16_t *xr = (const uint16_t *)x + o;
+            float inv = 1.0f / sqrtf(sumsq_bf16_512(xr, dim) / (float)dim + eps);
+            scale_bf16_512(xr, w, inv, dim, (uint16_t *)out + o, NULL);
+            continue;
+        }
         float ss = 0;
         for (int i = 0; i < dim; i++) {
             float v = act_get(dt, x, o + i);
@@ -251,25 +321,43 @@ static int cpu_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int d
     return PL_OK;
 }
 
+static int cpu_rope_table(void *ctx, const int32_t *pos, int rows, int hd, double theta, float *cs) {
+    pl_cpu_backend *b = ctx;
+    int half = hd / 2;
+    float invf[512];
+    /* Angles as transformers computes them: f32 inverse frequencies times f32 position. */
+    for (int i = 0; i < half; i++) invf[i] = 1.0f / powf((float)theta, (float)(2 * i) / (float)hd);
+#pragma omp parallel for num_threads(b->threads) if (rows > 8)
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < half; i++) {
+            float ang = (float)pos[r] * invf[i];
+            cs[(size_t)r * hd + i] = cosf(ang);
+            cs[(size_t)r * hd + half + i] = sinf(ang);
+        }
+    return PL_OK;
+}
+
 static int cpu_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, int nkv, int hd,
-                            const void *qn, const void *kn, float eps, double theta, const int32_t *pos) {
+                            const void *qn, const void *kn, float eps, const float *cst) {
     pl_cpu_backend *b = ctx;
     pl_dtype dt = b->act;
     const float *wq = ((const cpu_weight *)qn)->data, *wk = ((const cpu_weight *)kn)->data;
     int half = hd / 2;
+    int fast = dt == PL_BF16 && hd % 32 == 0 && (b->kernel ? b->kernel : cpu_level()) == 3;
 #pragma omp parallel for num_threads(b->threads) if (rows > 8)
     for (int r = 0; r < rows; r++) {
-        float cs[512], sn[512], v[1024];
-        /* Angles as transformers computes them: f32 inverse frequencies times f32 position. */
-        for (int i = 0; i < half; i++) {
-            float inv = 1.0f / powf((float)theta, (float)(2 * i) / (float)hd);
-            float ang = (float)pos[r] * inv;
-            cs[i] = cosf(ang);
-            sn[i] = sinf(ang);
-        }
+        float v[1024];
+        const float *cs = cst + (size_t)r * hd, *sn = cs + half;
         for (int h = 0; h < nq + nkv; h++) {
             const float *w = h < nq ? wq : wk;
             size_t o = (size_t)r * row_stride + (size_t)h * hd;
+            if (fast) {
+                uint16_t *hp = (uint16_t *)qkv + o;
+                float inv = 1.0f / sqrtf(sumsq_bf16_512(hp, hd) / (float)hd + eps);
+                scale_bf16_512(hp, w, inv, hd, NULL, v);
+                rope_store_bf16_512(v, cs, sn, half, hp);
+                continue;
+            }
             float ss = 0;
             for (int i = 0; i < hd; i++) {
                 v[i] = act_get(dt, qkv, o + i);
@@ -290,12 +378,58 @@ static int cpu_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, i
     return PL_OK;
 }
 
+/* exp(x) for x <= 0 on 16 lanes: 2^n * p(f), p a degree-6 Taylor polynomial of 2^f on
+ * [-0.5, 0.5] (relative error ~2e-7, far below bf16 rounding). */
+PL_AVX512 static inline __m512 exp_neg_512(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
+    __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
+    __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_mul_ps(_mm512_sub_ps(t, n), _mm512_set1_ps(0.69314718055994531f));
+    __m512 p = _mm512_set1_ps(1.0f / 720);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+
+/* silu(g) * u on bf16 rows; silu rounded to bf16 as the scalar path does. */
+PL_AVX512 static void swiglu_row_bf16_512(const uint16_t *g, const uint16_t *u, uint16_t *o, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 gv = bf16x16_load(g + i), uv = bf16x16_load(u + i);
+        /* silu(g) = g / (1 + exp(-g)), with exp of -|g| for range: g >= 0 uses exp(-g) directly,
+         * g < 0 uses e = exp(g): silu = g * e / (1 + e). */
+        __m512 e = exp_neg_512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(gv)));
+        __mmask16 neg = _mm512_cmp_ps_mask(gv, _mm512_setzero_ps(), _CMP_LT_OQ);
+        __m512 num = _mm512_mask_mul_ps(gv, neg, gv, e);
+        __m512 sv = _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+        __m512 sr = _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(sv)), 16));
+        _mm256_storeu_si256((__m256i *)(o + i), (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(sr, uv)));
+    }
+    for (; i < n; i++) {
+        float gg = pl_bf16_to_f32(g[i]);
+        float sv = pl_bf16_round(gg / (1.0f + expf(-gg)));
+        o[i] = pl_f32_to_bf16(sv * pl_bf16_to_f32(u[i]));
+    }
+}
+
 static int cpu_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
     pl_cpu_backend *b = ctx;
     pl_dtype dt = b->act;
+    int fast = dt == PL_BF16 && (b->kernel ? b->kernel : cpu_level()) == 3;
 #pragma omp parallel for num_threads(b->threads) if (rows > 8)
     for (int r = 0; r < rows; r++) {
         size_t gi = (size_t)r * 2 * inter, oi = (size_t)r * inter;
+        if (fast) {
+            swiglu_row_bf16_512((const uint16_t *)gu + gi, (const uint16_t *)gu + gi + inter, (uint16_t *)out + oi,
+                                inter);
+            continue;
+        }
         for (int i = 0; i < inter; i++) {
             float g = act_get(dt, gu, gi + i), u = act_get(dt, gu, gi + inter + i);
             float s = g / (1.0f + expf(-g));
@@ -306,9 +440,21 @@ static int cpu_swiglu(void *ctx, const void *gu, int rows, int inter, void *out)
     return PL_OK;
 }
 
+PL_AVX512 static void add_bf16_512(uint16_t *h, const uint16_t *x, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(h + i),
+                            (__m256i)_mm512_cvtneps_pbh(_mm512_add_ps(bf16x16_load(h + i), bf16x16_load(x + i))));
+    for (; i < n; i++) h[i] = pl_f32_to_bf16(pl_bf16_to_f32(h[i]) + pl_bf16_to_f32(x[i]));
+}
+
 static int cpu_add(void *ctx, void *h, const void *x, size_t n) {
     pl_cpu_backend *b = ctx;
     pl_dtype dt = b->act;
+    if (dt == PL_BF16 && (b->kernel ? b->kernel : cpu_level()) == 3) {
+        add_bf16_512(h, x, n);
+        return PL_OK;
+    }
     long long nn = (long long)n;
 #pragma omp parallel for num_threads(b->threads) if (nn > 65536)
     for (long long i = 0; i < nn; i++) act_set(dt, h, (size_t)i, act_get(dt, h, (size_t)i) + act_get(dt, x, (size_t)i));
@@ -393,7 +539,6 @@ __attribute__((target("avx2,fma"))) static void mm_task_avx2(const mm_args *a, i
 }
 
 /* AVX-512: MR rows x 4 vectors of 16 accumulators, unrolled by constant propagation. */
-#define PL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 static inline __attribute__((always_inline)) PL_AVX512 void mm_kernel_512(const mm_args *a, int g, int m0,
                                                                           const int MR) {
@@ -408,8 +553,8 @@ static inline __attribute__((always_inline)) PL_AVX512 void mm_kernel_512(const 
         int kp = K / 2;
         for (int p = 0; p < kp; p++) {
             const uint16_t *bp = B + (size_t)p * 128;
-            _mm_prefetch((const char *)(bp + 1024), _MM_HINT_T0);
-            _mm_prefetch((const char *)(bp + 1024 + 64), _MM_HINT_T0);
+            _mm_prefetch((const char *)(bp + PL_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(bp + PL_PREFETCH + 64), _MM_HINT_T0);
             __m512bh b[4];
             for (int j = 0; j < 4; j++) b[j] = (__m512bh)_mm512_loadu_si512((const void *)(bp + 32 * j));
             for (int r = 0; r < MR; r++) {
@@ -445,6 +590,58 @@ static inline __attribute__((always_inline)) PL_AVX512 void mm_kernel_512(const 
                 _mm256_mask_storeu_epi16((uint16_t *)a->out + o, mask, (__m256i)_mm512_cvtneps_pbh(acc[r][j]));
         }
     }
+}
+
+/* Decode (one or two rows): two groups at once, i.e. two weight streams in flight per
+ * thread. Each output keeps the accumulation order of mm_kernel_512, so a row's result does
+ * not depend on the batch it runs in. */
+static inline __attribute__((always_inline)) PL_AVX512 void mm_kernel_512_2g(const mm_args *a, int g, const int MR) {
+    const cpu_weight *w = a->w;
+    int K = a->K, kp = K / 2;
+    __m512 acc[2][2][4];
+    for (int s = 0; s < 2; s++)
+        for (int r = 0; r < MR; r++)
+            for (int j = 0; j < 4; j++) acc[s][r][j] = _mm512_setzero_ps();
+    const uint16_t *B0 = (const uint16_t *)w->data + (size_t)g * PL_GROUP * K, *B1 = B0 + (size_t)PL_GROUP * K;
+    const uint16_t *X = (const uint16_t *)a->x;
+    for (int p = 0; p < kp; p++) {
+        __m512bh xv[2];
+        for (int r = 0; r < MR; r++) {
+            int32_t pair;
+            memcpy(&pair, X + (size_t)r * K + 2 * p, 4);
+            xv[r] = (__m512bh)_mm512_set1_epi32(pair);
+        }
+        for (int s = 0; s < 2; s++) {
+            const uint16_t *bp = (s ? B1 : B0) + (size_t)p * 128;
+            _mm_prefetch((const char *)(bp + PL_PREFETCH), _MM_HINT_T0);
+            _mm_prefetch((const char *)(bp + PL_PREFETCH + 64), _MM_HINT_T0);
+            for (int j = 0; j < 4; j++) {
+                __m512bh b = (__m512bh)_mm512_loadu_si512((const void *)(bp + 32 * j));
+                for (int r = 0; r < MR; r++) acc[s][r][j] = _mm512_dpbf16_ps(acc[s][r][j], xv[r], b);
+            }
+        }
+    }
+    for (int s = 0; s < 2; s++)
+        for (int j = 0; j < 4; j++) {
+            int n0 = (g + s) * PL_GROUP + 16 * j, cnt = a->N - n0;
+            if (cnt <= 0) break;
+            if (cnt > 16) cnt = 16;
+            __mmask16 mask = (__mmask16)((1u << cnt) - 1u);
+            for (int r = 0; r < MR; r++) {
+                size_t o = (size_t)r * a->N + n0;
+                if (a->out_f32)
+                    _mm512_mask_storeu_ps((float *)a->out + o, mask, acc[s][r][j]);
+                else
+                    _mm256_mask_storeu_epi16((uint16_t *)a->out + o, mask, (__m256i)_mm512_cvtneps_pbh(acc[s][r][j]));
+            }
+        }
+}
+
+PL_AVX512 static void mm_task_avx512_2g(const mm_args *a, int g, int mr) {
+    if (mr == 1)
+        mm_kernel_512_2g(a, g, 1);
+    else
+        mm_kernel_512_2g(a, g, 2);
 }
 
 PL_AVX512 static void mm_task_avx512(const mm_args *a, int g, int m0, int mr) {
@@ -486,10 +683,22 @@ static int cpu_matmul(void *ctx, const void *x, int rows, const void *wp, void *
     if (rows <= 0) return PL_OK;
     mm_args a = {x, rows, w->cols, w, out, out_f32, w->rows};
     int level = b->kernel ? b->kernel : cpu_level();
+    if (level == 3 && w->dtype == PL_BF16 && rows <= 2 && w->ng >= 2) {
+        int pairs = w->ng / 2;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(b->threads) if (pairs > 1)
+        for (int t = 0; t < pairs + (w->ng & 1); t++) {
+            if (t < pairs)
+                mm_task_avx512_2g(&a, 2 * t, rows);
+            else
+                mm_task_avx512(&a, w->ng - 1, 0, rows);
+        }
+        return PL_OK;
+    }
     int mtiles = (rows + PL_MR - 1) / PL_MR;
     long long tasks = (long long)w->ng * mtiles;
-    /* Groups outermost so a weight panel stays in cache across the row tiles. */
-#pragma omp parallel for schedule(static) num_threads(b->threads) if (tasks > 1)
+    /* Groups outermost so a weight panel stays in cache across the row tiles; dynamic so a
+     * preempted thread on a shared machine does not hold the other at the barrier. */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(b->threads) if (tasks > 1)
     for (long long t = 0; t < tasks; t++) {
         int g = (int)(t / mtiles), mt = (int)(t % mtiles);
         int m0 = mt * PL_MR, mr = rows - m0 < PL_MR ? rows - m0 : PL_MR;
@@ -514,6 +723,7 @@ static const pl_backend_ops k_cpu_ops = {
     .embed = cpu_embed,
     .rmsnorm = cpu_rmsnorm,
     .matmul = cpu_matmul,
+    .rope_table = cpu_rope_table,
     .qk_norm_rope = cpu_qk_norm_rope,
     .swiglu = cpu_swiglu,
     .add = cpu_add,

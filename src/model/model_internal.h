@@ -49,10 +49,13 @@ typedef struct pl_backend_ops {
     /* out[rows, W.rows] = x[rows, W.cols] W^T; out_f32: write float32 instead of the act dtype */
     int (*matmul)(void *ctx, const void *x, int rows, const void *w, void *out, int out_f32, char *err,
                   size_t err_len);
+    /* RoPE table for the rows of one forward call: cs[r * head_dim + i] = cos, and
+     * cs[r * head_dim + head_dim/2 + i] = sin, of pos[r] * theta^(-2i/head_dim). */
+    int (*rope_table)(void *ctx, const int32_t *pos, int rows, int head_dim, double theta, float *cs);
     /* In place on qkv rows (q heads, then k heads, then v heads; row_stride elements apart):
-     * per-head RMSNorm of q and k with qn / kn, then half-split RoPE at pos[row]. */
+     * per-head RMSNorm of q and k with qn / kn, then half-split RoPE from the table. */
     int (*qk_norm_rope)(void *ctx, void *qkv, int rows, size_t row_stride, int nq, int nkv, int head_dim,
-                        const void *qn, const void *kn, float eps, double theta, const int32_t *pos);
+                        const void *qn, const void *kn, float eps, const float *cs);
     /* out[r, i] = silu(gu[r, i]) * gu[r, inter + i] */
     int (*swiglu)(void *ctx, const void *gu, int rows, int inter, void *out);
     /* h += x, n elements */
@@ -97,6 +100,7 @@ struct pl_model {
     /* workspace, grown on demand */
     size_t ws_rows;
     void *h, *a, *qkv, *attn, *gu, *mlp, *tmp, *qbuf;
+    float *rope; /* [rows, head_dim] cos / sin table (backend memory) */
     float *logit_buf;
     size_t logit_rows;
 };

@@ -2,6 +2,7 @@
  * through the caller's pl_attend_ops or, by default, through the sequences' paged caches
  * and pl_paged_attention (one block table per call, built from layer 0). */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,18 +14,19 @@ static int ensure_workspace(pl_model *m, size_t rows, char *err, size_t err_len)
     size_t e = m->opts.act_dtype == PL_F32 ? 4 : 2;
     size_t qd = (size_t)c->num_heads * c->head_dim, kd = (size_t)c->num_kv_heads * c->head_dim;
     size_t want = rows < 16 ? 16 : rows;
-    size_t widths[8] = {(size_t)c->hidden_size, (size_t)c->hidden_size, qd + 2 * kd, qd,
-                        2 * (size_t)c->intermediate_size, (size_t)c->intermediate_size, (size_t)c->hidden_size, qd};
-    void **bufs[8] = {&m->h, &m->a, &m->qkv, &m->attn, &m->gu, &m->mlp, &m->tmp, &m->qbuf};
-    void *fresh[8] = {0};
-    for (int i = 0; i < 8; i++) {
+    size_t widths[9] = {(size_t)c->hidden_size, (size_t)c->hidden_size, qd + 2 * kd, qd,
+                        2 * (size_t)c->intermediate_size, (size_t)c->intermediate_size, (size_t)c->hidden_size, qd,
+                        (size_t)c->head_dim * 4 / e};
+    void **bufs[9] = {&m->h, &m->a, &m->qkv, &m->attn, &m->gu, &m->mlp, &m->tmp, &m->qbuf, (void **)&m->rope};
+    void *fresh[9] = {0};
+    for (int i = 0; i < 9; i++) {
         fresh[i] = m->ops->alloc(m->bctx, want * widths[i] * e);
         if (!fresh[i]) {
             for (int j = 0; j < i; j++) m->ops->free(m->bctx, fresh[j]);
             return pl_fail(err, err_len, PL_ERR_NOMEM, "forward: out of memory for a workspace of %zu rows", want);
         }
     }
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 9; i++) {
         if (*bufs[i]) m->ops->free(m->bctx, *bufs[i]);
         *bufs[i] = fresh[i];
     }
@@ -85,7 +87,20 @@ static int paged_layer(pl_model *m, const pl_forward_batch *b, int layer, const 
     return PL_OK;
 }
 
+static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *err, size_t err_len);
+
 int pl_model_forward(pl_model *m, const pl_forward_batch *b, float *logits, char *err, size_t err_len) {
+    if (!m) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_model_forward: model is NULL");
+    /* Attention and other OpenMP code called inside use the model's thread count; the
+     * caller's setting comes back afterwards. */
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(m->opts.num_threads);
+    int rc = forward(m, b, logits, err, err_len);
+    omp_set_num_threads(saved);
+    return rc;
+}
+
+static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *err, size_t err_len) {
     if (!m || !b || !logits) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_model_forward: model/batch/logits is NULL");
     const pl_model_config *c = &m->cfg;
     const pl_backend_ops *o = m->ops;
@@ -177,13 +192,15 @@ int pl_model_forward(pl_model *m, const pl_forward_batch *b, float *logits, char
     int hid = c->hidden_size, qd = c->num_heads * c->head_dim, kd = c->num_kv_heads * c->head_dim;
     size_t stride = (size_t)qd + 2 * (size_t)kd, e = m->opts.act_dtype == PL_F32 ? 4 : 2;
     float eps = c->rms_norm_eps;
-    if ((rc = o->embed(bx, m->embed, b->tokens, rows, m->h, err, err_len))) goto done;
+    if ((rc = o->embed(bx, m->embed, b->tokens, rows, m->h, err, err_len)) ||
+        (rc = o->rope_table(bx, pos, rows, c->head_dim, c->rope_theta, m->rope)))
+        goto done;
     for (int l = 0; l < c->num_layers; l++) {
         const pl_layer_weights *w = &m->layers[l];
         if ((rc = o->rmsnorm(bx, m->h, w->in_norm, rows, hid, eps, m->a)) ||
             (rc = o->matmul(bx, m->a, rows, w->qkv, m->qkv, 0, err, err_len)) ||
             (rc = o->qk_norm_rope(bx, m->qkv, rows, stride, c->num_heads, c->num_kv_heads, c->head_dim, w->q_norm,
-                                  w->k_norm, eps, c->rope_theta, pos)))
+                                  w->k_norm, eps, m->rope)))
             goto done;
         if (paged) {
             if ((rc = o->copy_rows(bx, m->qbuf, (size_t)qd, m->qkv, stride, rows, qd))) goto done;

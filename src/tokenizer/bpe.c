@@ -35,12 +35,16 @@ static size_t pow2_at_least(size_t n) {
 }
 
 int32_t pl_bpe_lookup(const pl_bpe *b, const unsigned char *s, size_t n) {
-    size_t h = (size_t)hash_bytes(s, n) & b->vmask;
+    uint64_t hv = hash_bytes(s, n);
+    size_t h = (size_t)hv & b->vmask;
+    uint32_t tag = (uint32_t)(hv >> 32);
     for (;;) {
-        uint32_t e = b->vmap[h];
+        uint64_t e = b->vmap[h];
         if (!e) return -1;
-        int32_t id = (int32_t)(e - 1);
-        if ((size_t)b->len[id] == n && memcmp(b->arena + b->off[id], s, n) == 0) return id;
+        if ((uint32_t)(e >> 32) == tag) {
+            int32_t id = (int32_t)(uint32_t)e - 1;
+            if ((size_t)b->len[id] == n && memcmp(b->arena + b->off[id], s, n) == 0) return id;
+        }
         h = (h + 1) & b->vmask;
     }
 }
@@ -50,12 +54,12 @@ static inline uint32_t merge_find(const pl_bpe *b, int32_t l, int32_t r, int32_t
     uint64_t key = ((uint64_t)(uint32_t)l << 32) | (uint32_t)r;
     size_t h = hash_pair(key, b->mmask);
     for (;;) {
-        uint64_t k = b->mkey[h];
-        if (k == key) {
-            *nw = b->mnew[h];
-            return b->mrank[h];
+        const struct pl_bpe_merge *e = &b->merges[h];
+        if (e->key == key) {
+            *nw = e->merged;
+            return e->rank;
         }
-        if (k == UINT64_MAX) return UINT32_MAX;
+        if (e->key == UINT64_MAX) return UINT32_MAX;
         h = (h + 1) & b->mmask;
     }
 }
@@ -262,14 +266,12 @@ int pl_bpe_init(pl_bpe *b, int32_t num_ids, const unsigned char *const *tokens, 
     b->vmask = pow2_at_least((size_t)num_ids * 2) - 1;
     b->vmap = calloc(b->vmask + 1, sizeof *b->vmap);
     b->mmask = pow2_at_least(num_merges * 2) - 1;
-    b->mkey = malloc((b->mmask + 1) * sizeof *b->mkey);
-    b->mrank = malloc((b->mmask + 1) * sizeof *b->mrank);
-    b->mnew = malloc((b->mmask + 1) * sizeof *b->mnew);
-    if (!b->off || !b->len || !b->arena || !b->whole || !b->vmap || !b->mkey || !b->mrank || !b->mnew) {
+    b->merges = malloc((b->mmask + 1) * sizeof *b->merges);
+    if (!b->off || !b->len || !b->arena || !b->whole || !b->vmap || !b->merges) {
         pl_bpe_free(b);
         return pl_fail(err, err_len, PL_ERR_NOMEM, "tokenizer: out of memory building BPE tables");
     }
-    memset(b->mkey, 0xFF, (b->mmask + 1) * sizeof *b->mkey);
+    for (size_t i = 0; i <= b->mmask; i++) b->merges[i] = (struct pl_bpe_merge){UINT64_MAX, 0, -1};
     size_t o = 0;
     for (int32_t i = 0; i < num_ids; i++) {
         b->len[i] = lens[i] > 0 ? lens[i] : -1;
@@ -283,9 +285,10 @@ int pl_bpe_init(pl_bpe *b, int32_t num_ids, const unsigned char *const *tokens, 
             pl_bpe_free(b);
             return rc;
         }
-        size_t h = (size_t)hash_bytes(tokens[i], (size_t)lens[i]) & b->vmask;
+        uint64_t hv = hash_bytes(tokens[i], (size_t)lens[i]);
+        size_t h = (size_t)hv & b->vmask;
         while (b->vmap[h]) h = (h + 1) & b->vmask;
-        b->vmap[h] = (uint32_t)i + 1;
+        b->vmap[h] = (hv >> 32 << 32) | ((uint64_t)(uint32_t)i + 1);
     }
     b->arena_len = o;
     for (int c = 0; c < 256; c++) {
@@ -325,11 +328,9 @@ int pl_bpe_set_merges(pl_bpe *b, const int32_t *merge_left, const int32_t *merge
         }
         uint64_t key = ((uint64_t)(uint32_t)l << 32) | (uint32_t)r;
         size_t h = hash_pair(key, b->mmask);
-        while (b->mkey[h] != UINT64_MAX && b->mkey[h] != key) h = (h + 1) & b->mmask;
-        if (b->mkey[h] == key) continue; /* a repeated merge keeps its first (lowest) rank */
-        b->mkey[h] = key;
-        b->mrank[h] = (uint32_t)m;
-        b->mnew[h] = nw;
+        while (b->merges[h].key != UINT64_MAX && b->merges[h].key != key) h = (h + 1) & b->mmask;
+        if (b->merges[h].key == key) continue; /* a repeated merge keeps its first (lowest) rank */
+        b->merges[h] = (struct pl_bpe_merge){key, (uint32_t)m, nw};
     }
     free(tmp);
     /* Which tokens BPE reproduces whole: for those the fast path may skip merging exactly. */
@@ -356,8 +357,6 @@ void pl_bpe_free(pl_bpe *b) {
     free(b->arena);
     free(b->whole);
     free(b->vmap);
-    free(b->mkey);
-    free(b->mrank);
-    free(b->mnew);
+    free(b->merges);
     memset(b, 0, sizeof *b);
 }

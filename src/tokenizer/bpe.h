@@ -15,11 +15,14 @@ typedef struct pl_bpe {
     int32_t *len;           /* [num_ids] byte length, -1 for no token */
     unsigned char *arena;
     size_t arena_len;
-    uint32_t *vmap;         /* bytes -> id+1 (0 = empty), open addressing */
+    uint64_t *vmap;         /* bytes -> (hash tag << 32 | id + 1), 0 = empty; the tag skips
+                               most non-matching probes without touching the arena */
     size_t vmask;
-    uint64_t *mkey;         /* (left << 32 | right), UINT64_MAX = empty */
-    uint32_t *mrank;
-    int32_t *mnew;
+    struct pl_bpe_merge {   /* one cache line holds four: a found merge costs one miss */
+        uint64_t key;       /* left << 32 | right, UINT64_MAX = empty */
+        uint32_t rank;
+        int32_t merged;
+    } *merges;
     size_t mmask;
     int32_t byte_id[256];
     unsigned char *whole;   /* [num_ids] 1: BPE of this token's bytes gives the token itself */

@@ -10,6 +10,7 @@
 
 #include "pagellm/status.h"
 #include "tokenizer/tokenizer_internal.h"
+#include "tokenizer/tokjson.h"
 
 /* ---- UTF-8 ---- */
 
@@ -254,26 +255,20 @@ static int cmp_added_len_desc(const void *a, const void *b) {
     return x->len < y->len ? 1 : x->len > y->len ? -1 : (x->id > y->id) - (x->id < y->id);
 }
 
-/* Fills the tokenizer from a parsed tokenizer.json. */
-static int build(pl_tokenizer *tok, const cJSON *root, const char *path, char *err, size_t err_len) {
+/* Fills the tokenizer from tokenizer.json: root is the document without model.vocab and
+ * model.merges, which come from tj. */
+static int build(pl_tokenizer *tok, const cJSON *root, const pl_tokjson *tj, const char *path, char *err,
+                 size_t err_len) {
     int rc = check_pipeline(root, path, &tok->nfc, err, err_len);
     if (rc) return rc;
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
-    const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
-    if (!cJSON_IsObject(vocab) || !cJSON_IsArray(merges))
-        return pl_fail(err, err_len, PL_ERR_INVALID, "%s: model.vocab (object) and model.merges (array) are required",
-                       path);
     int32_t max_vocab = -1, max_id = -1;
-    size_t nv = 0, total_len = 0;
-    for (const cJSON *e = vocab->child; e; e = e->next) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e8 || e->valuedouble != (double)e->valueint)
-            return pl_fail(err, err_len, PL_ERR_INVALID, "%s: model.vocab['%s']: id is not a non-negative integer",
-                           path, e->string ? e->string : "");
-        if (e->valueint > max_vocab) max_vocab = e->valueint;
-        total_len += strlen(e->string);
-        nv++;
+    size_t nv = tj->num_vocab, total_len = 0, maxl = 0;
+    for (size_t i = 0; i < nv; i++) {
+        if (tj->ids[i] > max_vocab) max_vocab = tj->ids[i];
+        size_t l = strlen(tj->keys[i]);
+        total_len += l;
+        if (l > maxl) maxl = l;
     }
     if (nv == 0) return pl_fail(err, err_len, PL_ERR_INVALID, "%s: model.vocab is empty", path);
     max_id = max_vocab;
@@ -300,11 +295,11 @@ static int build(pl_tokenizer *tok, const cJSON *root, const char *path, char *e
     const unsigned char **tb = calloc((size_t)max_vocab + 1, sizeof *tb);
     int32_t *tl = calloc((size_t)max_vocab + 1, sizeof *tl);
     unsigned char *bytes = malloc(total_len + 1);
-    size_t nm = (size_t)cJSON_GetArraySize(merges);
+    size_t nm = tj->num_merges;
     int32_t *ml = malloc((nm + 1) * sizeof *ml), *mr = malloc((nm + 1) * sizeof *mr);
-    unsigned char *tmp = NULL;
+    unsigned char *tmp = malloc(4 * maxl + 64);
     rc = PL_OK;
-    if (!tok->tok_str || !tok->added_index || !tok->added || !tb || !tl || !bytes || !ml || !mr) {
+    if (!tok->tok_str || !tok->added_index || !tok->added || !tb || !tl || !bytes || !ml || !mr || !tmp) {
         rc = pl_fail(err, err_len, PL_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
@@ -313,19 +308,19 @@ static int build(pl_tokenizer *tok, const cJSON *root, const char *path, char *e
     short c2b[324];
     byte_level_tables(b2c, c2b);
     size_t o = 0;
-    for (const cJSON *e = vocab->child; e; e = e->next) {
-        int32_t id = e->valueint;
+    for (size_t i = 0; i < nv; i++) {
+        int32_t id = tj->ids[i];
         if (tok->tok_str[id]) {
             rc = pl_fail(err, err_len, PL_ERR_INVALID, "%s: model.vocab: id %d is used twice", path, (int)id);
             goto done;
         }
-        long n = byte_level_decode(e->string, c2b, bytes + o);
+        long n = byte_level_decode(tj->keys[i], c2b, bytes + o);
         if (n <= 0) {
             rc = pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "%s: model.vocab token '%s' is not in the byte-level alphabet",
-                         path, e->string);
+                         path, tj->keys[i]);
             goto done;
         }
-        tok->tok_str[id] = strdup(e->string);
+        tok->tok_str[id] = strdup(tj->keys[i]);
         if (!tok->tok_str[id]) {
             rc = pl_fail(err, err_len, PL_ERR_NOMEM, "%s: out of memory", path);
             goto done;
@@ -337,39 +332,14 @@ static int build(pl_tokenizer *tok, const cJSON *root, const char *path, char *e
     }
     rc = pl_bpe_init(&tok->bpe, max_vocab + 1, tb, tl, nm, err, err_len);
     if (rc) goto done;
-    /* Merges: ["a", "b"] pairs (tokenizers >= 0.20) or "a b" strings. */
-    size_t maxl = 0;
-    for (const cJSON *e = vocab->child; e; e = e->next) {
-        size_t l = strlen(e->string);
-        if (l > maxl) maxl = l;
-    }
-    tmp = malloc(4 * maxl + 64);
-    if (!tmp) {
-        rc = pl_fail(err, err_len, PL_ERR_NOMEM, "%s: out of memory", path);
-        goto done;
-    }
     size_t m = 0;
-    for (const cJSON *e = merges->child; e; e = e->next, m++) {
-        const char *parts[2] = {NULL, NULL};
-        char *split = NULL;
-        if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2) {
-            parts[0] = cJSON_GetArrayItem(e, 0)->valuestring;
-            parts[1] = cJSON_GetArrayItem(e, 1)->valuestring;
-        } else if (cJSON_IsString(e)) {
-            split = strdup(e->valuestring);
-            char *sp = split ? strchr(split, ' ') : NULL;
-            if (sp) {
-                *sp = '\0';
-                parts[0] = split;
-                parts[1] = sp + 1;
-            }
-        }
+    for (; m < nm; m++) {
+        const char *parts[2] = {tj->left[m], tj->right[m]};
         int32_t ids[2] = {-1, -1};
         for (int k = 0; k < 2; k++) {
-            long n = parts[k] && strlen(parts[k]) <= 4 * maxl ? byte_level_decode(parts[k], c2b, tmp) : -1;
+            long n = strlen(parts[k]) <= 4 * maxl ? byte_level_decode(parts[k], c2b, tmp) : -1;
             if (n > 0) ids[k] = pl_bpe_lookup(&tok->bpe, tmp, (size_t)n);
         }
-        free(split);
         if (ids[0] < 0 || ids[1] < 0) {
             rc = pl_fail(err, err_len, PL_ERR_INVALID, "%s: model.merges[%zu]: not a pair of vocab tokens", path, m);
             goto done;
@@ -433,19 +403,25 @@ int pl_tokenizer_load(const char *tokenizer_path, const char *config_path, pl_to
     size_t len = 0;
     int rc = read_file(tokenizer_path, "tokenizer", &data, &len, err, err_len);
     if (rc) return rc;
-    cJSON *root = cJSON_ParseWithLength(data, len);
+    pl_tokjson tj;
+    rc = pl_tokjson_read(data, len, tokenizer_path, &tj, err, err_len);
     free(data);
+    if (rc) return rc;
+    cJSON *root = cJSON_ParseWithLength(tj.rest, tj.rest_len);
     if (!root || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
+        pl_tokjson_free(&tj);
         return pl_fail(err, err_len, PL_ERR_INVALID, "tokenizer: '%s' is not a JSON object", tokenizer_path);
     }
     pl_tokenizer *tok = calloc(1, sizeof *tok);
     if (!tok) {
         cJSON_Delete(root);
+        pl_tokjson_free(&tj);
         return pl_fail(err, err_len, PL_ERR_NOMEM, "tokenizer: out of memory");
     }
-    rc = build(tok, root, tokenizer_path, err, err_len);
+    rc = build(tok, root, &tj, tokenizer_path, err, err_len);
     cJSON_Delete(root);
+    pl_tokjson_free(&tj);
     if (!rc) {
         if (config_path) {
             rc = load_config(tok, config_path, 1, err, err_len);
@@ -500,8 +476,34 @@ void pl_token_buf_free(pl_token_buf *buf) {
 
 /* ---- encode ---- */
 
-/* Nonzero when s is NFC for certain without normalizing: every character has NFC_QC=Yes and
- * combining class 0 (below U+0300, CJK ideographs, Hangul syllables, emoji pictographs). */
+/* Code points with NFC_QC=Yes, combining class 0 and no role as the second character of a
+ * composition: text made only of these is already NFC (the Unicode quick check), so
+ * normalizing can be skipped. tests/test_tokenizer.c checks every range against utf8proc. */
+static const uint32_t k_nfc_safe[][2] = {
+    {0x0000, 0x02FF},   {0x0400, 0x0482},   {0x048A, 0x052F},   {0x05D0, 0x05EA},   {0x0621, 0x064A},
+    {0x0660, 0x0669},   {0x1E00, 0x1EFF},   {0x2002, 0x20CF},   {0x2190, 0x2328},   {0x232B, 0x23FF},
+    {0x2500, 0x27BF},   {0x3000, 0x3029},   {0x3030, 0x303F},   {0x3041, 0x3096},   {0x30A1, 0x30FF},
+    {0x4E00, 0x9FFF},   {0xAC00, 0xD7A3},   {0xFE00, 0xFE0F},   {0xFF01, 0xFFEF},   {0xFFFD, 0xFFFD},
+    {0x1F000, 0x1FAFF},
+};
+
+int pl_tok_nfc_safe_ranges(const uint32_t (**ranges)[2]) {
+    *ranges = k_nfc_safe;
+    return (int)(sizeof k_nfc_safe / sizeof k_nfc_safe[0]);
+}
+
+static inline int nfc_safe_cp(uint32_t cp) {
+    int lo = 0, hi = (int)(sizeof k_nfc_safe / sizeof k_nfc_safe[0]) - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (cp < k_nfc_safe[mid][0]) hi = mid - 1;
+        else if (cp > k_nfc_safe[mid][1]) lo = mid + 1;
+        else return 1;
+    }
+    return 0;
+}
+
+/* Nonzero when s is NFC for certain without normalizing. */
 static int surely_nfc(const unsigned char *s, size_t n) {
     size_t i = 0;
     while (i < n) {
@@ -511,10 +513,7 @@ static int surely_nfc(const unsigned char *s, size_t n) {
         }
         utf8proc_int32_t cp;
         utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &cp);
-        if (k <= 0) return 0;
-        if (!(cp < 0x300 || (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
-              (cp >= 0x1F300 && cp <= 0x1FAFF)))
-            return 0;
+        if (k <= 0 || !nfc_safe_cp((uint32_t)cp)) return 0;
         i += (size_t)k;
     }
     return 1;

@@ -41,4 +41,7 @@ int pl_utf8_step(const unsigned char *s, size_t n);
  * by U+FFFD. */
 char *pl_utf8_sanitize(const char *src, size_t n, size_t *out_len);
 
+/* The code point ranges encode treats as already NFC (for the test that checks them). */
+int pl_tok_nfc_safe_ranges(const uint32_t (**ranges)[2]);
+
 #endif

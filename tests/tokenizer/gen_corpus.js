@@ -162,6 +162,7 @@ function corpus(count) {
     "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "<think>\n\n</think>\n\n", "<|endoftext|><|endoftext|>",
     "a<|im_end|>b", " <|im_end|> ", "<|im_end|", "<|im_end|>>", "\ufffd", "x\ufffdy",
     "😀", "👨‍👩‍👧‍👦", "🏳️‍🌈", "🇯🇵🇺🇸", "e\u0301", "\u212b", "\u1100\u1161\u11a8",
+    "\u0000", "a\u0000b", " \u0000\u0000 x", "\ud800", "x\udc00y", "\ud83d", "ab\udfff\ud800cd",
   ].forEach(add);
   for (const s of Object.values(SCRIPTS)) add(s);
   for (const s of CODE) add(s);

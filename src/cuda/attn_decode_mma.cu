@@ -1,0 +1,292 @@
+/* Split-context decode on tensor cores for bf16, head_dim 128: the GQA group's query rows
+ * (rows r = l * group + g of one KV head, up to 16) are packed into the 16 rows of one
+ * m16n8k16 tile, so each K/V byte is read once per KV head and the dot products cost ~6
+ * instructions per key instead of ~80 on CUDA cores.
+ *
+ * A CTA of 4 warps owns one KV head, one 16-row chunk and one context split. Each warp walks
+ * its own 16-key tiles (tiles w, w + 4, ...) through a private 3-stage cp.async ring
+ * (8 KiB per stage: K and V rows, 16-byte chunks XOR-swizzled for ldmatrix), so warps never
+ * wait on each other until the final merge of their (max, sum, out) states. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "cuda/attn_cuda.h"
+
+namespace {
+
+constexpr int kD = 128, kRowB = 256, kTK = 16, kStages = 3, kWarps = 4, kRows = 16;
+constexpr int kStageBytes = 2 * kTK * kRowB;                  /* K + V: 8 KiB */
+constexpr int kWarpRing = kStages * kStageBytes;              /* 24 KiB */
+constexpr int kQBytes = kRows * kRowB;                        /* 4 KiB */
+constexpr int kSmem = kQBytes + kWarps * kWarpRing;           /* 100 KiB */
+
+__device__ __forceinline__ uint32_t swz(int r, int ch) { return (uint32_t)(r * kRowB + ((ch ^ (r & 7)) << 4)); }
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int n) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void ldsm_x4(uint32_t a, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(a));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t a, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(a));
+}
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ float ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ uint16_t to_bf16(float x) {
+    uint32_t u = __float_as_uint(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+__global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params p) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const int split = blockIdx.x % p.splits;
+    const int r0 = (blockIdx.x / p.splits) * kRows;
+    const int kvh = blockIdx.y, b = blockIdx.z;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int G = p.group, L = p.query_len, R = G * L;
+    const int ctx = p.context_lens[b];
+    const uint16_t *Q = static_cast<const uint16_t *>(p.q);
+    const uint16_t *K = static_cast<const uint16_t *>(p.k);
+    const uint16_t *V = static_cast<const uint16_t *>(p.v);
+    const int32_t *bt = p.block_table + (size_t)b * p.max_pages;
+    const uint32_t sQ = (uint32_t)__cvta_generic_to_shared(smem);
+    const uint32_t ring = sQ + kQBytes + warp * kWarpRing;
+
+    /* Q rows of this chunk (zero rows past R), 16 x 128 */
+    for (int id = threadIdx.x; id < kRows * 16; id += 128) {
+        const int r = id >> 4, ch = id & 15, rr = r0 + r;
+        const void *src = Q;
+        int n = 0;
+        if (rr < R) {
+            const int l = rr / G, h = kvh * G + rr % G;
+            src = Q + ((size_t)(b * L + l) * p.num_heads + h) * kD + ch * 8;
+            n = 16;
+        }
+        cp_async16(sQ + swz(r, ch), src, n);
+    }
+    cp_commit();
+
+    /* visible range of this CTA's rows */
+    int lmax = -1;
+    {
+        const int rlast = min(r0 + kRows, R) - 1;
+        if (rlast >= r0) lmax = rlast / G;
+    }
+    int kv_end = ctx;
+    if (p.causal && lmax >= 0) kv_end = min(ctx, lmax + ctx - L + 1);
+    if (lmax < 0) kv_end = 0;
+    const int k_begin = split * p.chunk;
+    const int k_stop = min(k_begin + p.chunk, kv_end);
+    const int ntile_all = k_stop > k_begin ? (k_stop - k_begin + kTK - 1) / kTK : 0;
+    const int my_tiles = ntile_all > warp ? (ntile_all - warp + kWarps - 1) / kWarps : 0;
+
+    const int ps = p.page_size;
+    const bool one_lookup = (ps % kTK) == 0;
+    auto issue = [&](int j) { /* j-th tile of this warp into stage j % kStages */
+        const int t0 = k_begin + (warp + j * kWarps) * kTK;
+        const uint32_t kb = ring + (j % kStages) * kStageBytes, vb = kb + kTK * kRowB;
+        int tpage = 0, tslot = 0;
+        if (one_lookup) {
+            const int pidx = p.page_shift >= 0 ? (t0 >> p.page_shift) : t0 / ps;
+            tpage = __ldg(bt + pidx);
+            tslot = t0 - pidx * ps;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const int key = i * 2 + (lane >> 4), ch = lane & 15;
+            const int s = t0 + key;
+            const void *ks = K, *vs = V;
+            int n = 0;
+            if (s < k_stop) {
+                int page, slot;
+                if (one_lookup) {
+                    page = tpage;
+                    slot = tslot + key;
+                } else {
+                    const int pidx = p.page_shift >= 0 ? (s >> p.page_shift) : s / ps;
+                    page = __ldg(bt + pidx);
+                    slot = s - pidx * ps;
+                }
+                const size_t off = (((size_t)page * p.num_kv_heads + kvh) * ps + slot) * kD + ch * 8;
+                ks = K + off;
+                vs = V + off;
+                n = 16;
+            }
+            cp_async16(kb + swz(key, ch), ks, n);
+            cp_async16(vb + swz(key, ch), vs, n);
+        }
+    };
+#pragma unroll
+    for (int j = 0; j < kStages - 1; ++j) {
+        if (j < my_tiles) issue(j);
+        cp_commit();
+    }
+
+    const int g = lane >> 2, t4 = lane & 3;
+    int lim[2];
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+        const int rr = r0 + g + hr * 8;
+        lim[hr] = rr < R ? (p.causal ? rr / G + ctx - L : ctx - 1) : -1;
+    }
+    float acc[16][4];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.f, 0.f};
+    uint32_t qa[8][4];
+    cp_wait<kStages - 1>(); /* the Q group */
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) ldsm_x4(sQ + swz(lane & 15, ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
+
+    for (int j = 0; j < my_tiles; ++j) {
+        __syncwarp(); /* every lane is done reading the stage refilled now */
+        if (j + kStages - 1 < my_tiles) issue(j + kStages - 1);
+        cp_commit();
+        cp_wait<kStages - 1>();
+        __syncwarp();
+        const uint32_t kb = ring + (j % kStages) * kStageBytes, vb = kb + kTK * kRowB;
+        const int t0 = k_begin + (warp + j * kWarps) * kTK;
+        float s[2][4];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 8; ++ks) {
+            uint32_t b0, b1, b2, b3;
+            ldsm_x4(kb + swz((lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), b0, b1, b2, b3);
+            mma(s[0], qa[ks], b0, b1);
+            mma(s[1], qa[ks], b2, b3);
+        }
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int key = t0 + nt * 8 + 2 * t4 + (e & 1);
+                const float x = s[nt][e] * p.scale_log2;
+                s[nt][e] = (key < k_stop && key <= lim[e >> 1]) ? x : -INFINITY;
+            }
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            float mx = fmaxf(fmaxf(s[0][2 * hr], s[0][2 * hr + 1]), fmaxf(s[1][2 * hr], s[1][2 * hr + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float mnew = fmaxf(row_m[hr], mx);
+            const float mb = mnew == -INFINITY ? 0.f : mnew;
+            const float alpha = ex2(row_m[hr] - mb);
+            row_m[hr] = mnew;
+            float sum = 0.f;
+#pragma unroll
+            for (int nt = 0; nt < 2; ++nt) {
+                s[nt][2 * hr] = ex2(s[nt][2 * hr] - mb);
+                s[nt][2 * hr + 1] = ex2(s[nt][2 * hr + 1] - mb);
+                sum += s[nt][2 * hr] + s[nt][2 * hr + 1];
+            }
+            row_l[hr] = row_l[hr] * alpha + sum;
+#pragma unroll
+            for (int dt = 0; dt < 16; ++dt) {
+                acc[dt][2 * hr] *= alpha;
+                acc[dt][2 * hr + 1] *= alpha;
+            }
+        }
+        uint32_t pa[4];
+        pa[0] = pack_bf16(s[0][0], s[0][1]);
+        pa[1] = pack_bf16(s[0][2], s[0][3]);
+        pa[2] = pack_bf16(s[1][0], s[1][1]);
+        pa[3] = pack_bf16(s[1][2], s[1][3]);
+#pragma unroll
+        for (int dp = 0; dp < 8; ++dp) {
+            uint32_t b0, b1, b2, b3;
+            ldsm_x4_t(vb + swz((lane & 7) + (((lane >> 3) & 1) << 3), dp * 2 + (lane >> 4)), b0, b1, b2, b3);
+            mma(acc[2 * dp], pa, b0, b1);
+            mma(acc[2 * dp + 1], pa, b2, b3);
+        }
+    }
+    cp_wait<0>();
+    __syncthreads(); /* rings are reused for the merge */
+
+    /* merge the 4 warp states per row: [warp][row] (m, l) and [warp][row][128] out */
+    float *sm_ml = reinterpret_cast<float *>(smem);
+    float *sm_o = sm_ml + kWarps * kRows * 2;
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+        float l = row_l[hr];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const int r = g + hr * 8;
+        if (t4 == 0) {
+            sm_ml[(warp * kRows + r) * 2] = row_m[hr];
+            sm_ml[(warp * kRows + r) * 2 + 1] = l;
+        }
+#pragma unroll
+        for (int dt = 0; dt < 16; ++dt) {
+            float *dst = sm_o + ((size_t)warp * kRows + r) * kD + dt * 8 + 2 * t4;
+            dst[0] = acc[dt][2 * hr];
+            dst[1] = acc[dt][2 * hr + 1];
+        }
+    }
+    __syncthreads();
+    uint16_t *Out = static_cast<uint16_t *>(p.out);
+    for (int idx = threadIdx.x; idx < kRows * kD; idx += 128) {
+        const int r = idx / kD, d = idx % kD, rr = r0 + r;
+        if (rr >= R) break;
+        float M = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sm_ml[(w * kRows + r) * 2]);
+        float lsum = 0.f, o = 0.f;
+        if (M != -INFINITY) {
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) {
+                const float mw = sm_ml[(w * kRows + r) * 2];
+                if (mw == -INFINITY) continue;
+                const float wt = ex2(mw - M);
+                lsum += wt * sm_ml[(w * kRows + r) * 2 + 1];
+                o += wt * sm_o[((size_t)w * kRows + r) * kD + d];
+            }
+        }
+        const int l = rr / G, h = kvh * G + rr % G;
+        const size_t orow = (size_t)(b * L + l) * p.num_heads + h;
+        if (p.splits == 1) {
+            Out[orow * kD + d] = to_bf16(lsum > 0.f ? o / lsum : 0.f);
+        } else {
+            const size_t sl = orow * p.splits + split;
+            p.part_o[sl * kD + d] = o;
+            if (d == 0) {
+                p.part_ml[sl * 2] = M;
+                p.part_ml[sl * 2 + 1] = lsum;
+            }
+        }
+    }
+}
+
+} // namespace
+
+extern "C" int pl_cuda_attn_decode_mma_launch(const pl_attn_params *p, cudaStream_t stream, char *err, size_t err_len) {
+    const int R = p->group * p->query_len;
+    const int chunks = (R + kRows - 1) / kRows;
+    cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (e == cudaSuccess) {
+        dim3 grid((unsigned)(p->splits * chunks), (unsigned)p->num_kv_heads, (unsigned)p->batch);
+        decode_mma_kernel<<<grid, 128, kSmem, stream>>>(*p);
+        e = cudaGetLastError();
+    }
+    if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "decode mma kernel launch: %s", cudaGetErrorString(e));
+    return pl_cuda_attn_merge_launch(p, PL_BF16, stream, err, err_len);
+}
