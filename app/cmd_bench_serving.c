@@ -59,8 +59,8 @@ static void usage(FILE *f) {
             "  --min-output-len N    fewest new tokens (default 32)\n"
             "  --max-output-len N    most new tokens (default 128)\n"
             "  --seed N              trace seed (default 0)\n"
-            "  --trace FILE          read the trace from a JSON file instead of generating it\n"
-            "  --save-trace FILE     write the trace (with its sha256) as JSON\n"
+            "  --trace FILE          read the trace from a JSON file (default: generate it)\n"
+            "  --save-trace FILE     write the trace (with its sha256) as JSON (default none)\n"
             "\n"
             "engine:\n"
             "  --batch-size N        decode slots (default 4)\n"
@@ -74,7 +74,7 @@ static void usage(FILE *f) {
             "\n"
             "model:\n"
             "  --shape NAME          built-in synthetic Qwen3 shape (default small)\n"
-            "  --model DIR           a Hugging Face Qwen3 checkpoint directory instead\n"
+            "  --model DIR           a Hugging Face Qwen3 checkpoint directory (default none)\n"
             "  --model-seed N        weights seed of the synthetic model (default 0)\n"
             "  --dtype bf16|f32      activation and K/V dtype (default bf16)\n"
             "  --threads N           compute threads, 0 = all cores (default 0)\n"
@@ -88,9 +88,12 @@ static void usage(FILE *f) {
             "  --warmup N            complete unmeasured runs of the trace per process (default 1)\n"
             "  --repeats N           measured processes per mode (default 4; even when comparing)\n"
             "  --cooldown-seconds S  pause between processes (default 0)\n"
-            "  --json-output FILE    configuration, hardware, trace, per-process samples, medians\n"
-            "  --plot FILE.svg       SVG bar chart of the comparison (or of the sweep)\n"
-            "  -h, --help            this text\n");
+            "  --json-output FILE    configuration, hardware, trace, samples, medians (default none)\n"
+            "  --plot FILE.svg       SVG bar chart of the comparison or sweep (default none)\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "internal (the parent passes these to each measured process): --single-run MODE,\n"
+            "  --result-file FILE, --child-budget-mib X (default 0 = uncapped)\n");
 }
 
 static int parse_modes(const char *v, bench_opts *o) {

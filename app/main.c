@@ -1,6 +1,9 @@
 /* pagellm: the command-line front end. One file per subcommand (app/cmd_*.c). */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -28,6 +31,13 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* OpenMP threads that spin at barriers lose their time slices on a shared machine (a
+     * 20x slowdown was measured, docs/PERF.md); libgomp reads the policy before main, so set
+     * it and start again once. An explicit OMP_WAIT_POLICY is respected. */
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

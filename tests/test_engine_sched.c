@@ -91,11 +91,13 @@ static void test_random_sequences(pl_model *model) {
     /* the sanitizer build runs a shorter sequence per round (same coverage of modes) */
     const int sanitized = getenv("PAGELLM_SANITIZED") != NULL;
     const int num_ops = sanitized ? 36 : 70, max_submit = sanitized ? 12 : 24;
+    int64_t capped_preemptions = 0;
     for (int round = 0; round < 6; round++) {
         pl_kv_mode mode = (pl_kv_mode)(round % 3);
         int capped = round >= 3;
         pl_engine_config ec = {mode, 1 + round % 3, 8 + 8 * (round % 4), 8, 0, 0};
-        if (capped) ec.kv_budget_bytes = (size_t)40 * 8 * 2 * mc->num_kv_heads * mc->head_dim * 4 * mc->num_layers;
+        /* 12 pages of 8 tokens: one request (<= 48 tokens) always fits, four at once do not */
+        if (capped) ec.kv_budget_bytes = (size_t)12 * 8 * 2 * mc->num_kv_heads * mc->head_dim * 4 * mc->num_layers;
         pl_engine *e = NULL;
         CHECK_OK(pl_engine_create(model, &ec, &e, err, sizeof err), err);
         if (!e) continue;
@@ -150,6 +152,9 @@ static void test_random_sequences(pl_model *model) {
                       round, i, cb->tokens[i], cb->finishes[i], o.num_tokens[i]);
         }
         CHECK(cancelled == cancelled_ok);
+        pl_engine_metrics em;
+        pl_engine_get_metrics(e, &em);
+        if (capped) capped_preemptions += em.preemptions;
         int q, run, fin;
         pl_engine_counts(e, &q, &run, &fin);
         CHECK(q == 0 && run == 0 && fin == 0 && !pl_engine_busy(e));
@@ -165,6 +170,7 @@ static void test_random_sequences(pl_model *model) {
         free(cb);
         pl_engine_destroy(e);
     }
+    CHECK_MSG(capped_preemptions > 0, "the capped rounds never preempted");
 }
 
 static void test_finish_reasons(pl_model *model) {

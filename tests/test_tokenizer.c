@@ -50,7 +50,7 @@ static const char *k_json_pre =
     "\"decoder\":{\"type\":\"ByteLevel\"},";
 
 /* A byte-level vocab of all 256 bytes plus "ab" (256) and "abab" (257). */
-static char *tiny_json(const char *model_type, int good_pre) {
+static char *tiny_json_fmt(const char *model_type, int good_pre, int old_merges) {
     size_t cap = 65536;
     char *s = malloc(cap);
     size_t o = (size_t)snprintf(s, cap, "%s%s\"model\":{\"type\":\"%s\",\"vocab\":{", k_json_head,
@@ -71,9 +71,15 @@ static char *tiny_json(const char *model_type, int good_pre) {
         }
         o += (size_t)snprintf(s + o, cap - o, "\"%s\":%d,", u, b);
     }
-    o += (size_t)snprintf(s + o, cap - o, "\"ab\":256,\"abab\":257},\"merges\":[[\"a\",\"b\"],[\"ab\",\"ab\"]]}}");
+    /* The old merges format ("a b" strings) and escaped keys take the scanner's other paths. */
+    if (old_merges)
+        o += (size_t)snprintf(s + o, cap - o, "\"\\u0061b\":256,\"ab\\u0061b\":257},\n \"merges\" : [ \"a b\" , \"ab ab\" ] }}");
+    else
+        o += (size_t)snprintf(s + o, cap - o, "\"ab\":256,\"abab\":257},\"merges\":[[\"a\",\"b\"],[\"ab\",\"ab\"]]}}");
     return s;
 }
+
+static char *tiny_json(const char *model_type, int good_pre) { return tiny_json_fmt(model_type, good_pre, 0); }
 
 static void test_errors(void) {
     char err[512], path[512], cfg[512];
@@ -135,6 +141,29 @@ static void test_errors(void) {
     free(text);
     pl_token_buf_free(&b);
     pl_tokenizer_free(tok);
+
+    /* Same vocab in the old merges format with \u escapes: same ids. */
+    j = tiny_json_fmt("BPE", 1, 1);
+    snprintf(path, sizeof path, "%s/tiny_old.json", g_tmpdir);
+    write_file(path, j);
+    free(j);
+    tok = NULL;
+    CHECK_OK(pl_tokenizer_load(path, NULL, &tok, err, sizeof err), err);
+    if (!tok) return;
+    pl_token_buf c = {0};
+    CHECK_OK(pl_tokenizer_encode(tok, "ababab", 6, PL_TOK_MATCH_SPECIAL, &c, err, sizeof err), err);
+    CHECK(ids_equal(&c, (const int32_t[]){257, 256}, 2));
+    CHECK(!strcmp(pl_tokenizer_id_to_token(tok, 256), "ab"));
+    pl_token_buf_free(&c);
+    pl_tokenizer_free(tok);
+    /* A merge naming a token the vocab lacks. */
+    j = tiny_json("BPE", 1);
+    char *m = strstr(j, "[\"ab\",\"ab\"]");
+    if (m) memcpy(m, "[\"ab\",\"zz\"]", 11);
+    snprintf(path, sizeof path, "%s/tiny_badmerge.json", g_tmpdir);
+    write_file(path, j);
+    free(j);
+    CHECK_ERR(pl_tokenizer_load(path, NULL, &tok, err, sizeof err), PL_ERR_INVALID, "merges[1]", err);
 }
 
 /* Random text from a pool that covers every branch of the split, NFC changes, invalid bytes

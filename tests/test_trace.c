@@ -98,6 +98,19 @@ static void test_compact_json_and_errors(void) {
     CHECK(n == strlen(json));
     free(json);
 
+    /* EOS avoidance: ids in [256, 257]; eos == low becomes low + 1, otherwise id - 1 */
+    for (int eos = 256; eos <= 257; eos++) {
+        pl_trace_config ec = {3, 50, 60, 1, 2, 258, eos, 5};
+        pl_trace et;
+        CHECK_OK(pl_trace_generate(&ec, &et, err, sizeof err), err);
+        int bad_ids = 0;
+        for (int i = 0; i < et.num_requests; i++)
+            for (int j = 0; j < et.requests[i].prompt_len; j++)
+                bad_ids += et.requests[i].prompt[j] != (eos == 256 ? 257 : 256);
+        CHECK_MSG(bad_ids == 0, "eos %d: %d ids not replaced", eos, bad_ids);
+        pl_trace_free(&et);
+    }
+
     pl_trace bad;
     pl_trace_config c = {0, 128, 1024, 32, 128, 151936, -1, 0};
     CHECK_ERR(pl_trace_generate(&c, &bad, err, sizeof err), PL_ERR_INVALID, "num_seqs", err);

@@ -16,4 +16,4 @@ add_test(NAME tokenizer_npm_compare
          COMMAND ${PL_NODE} ${CMAKE_SOURCE_DIR}/tests/tokenizer/compare.js
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(tokenizer_npm_compare PROPERTIES
-  ENVIRONMENT "PAGELLM_ROOT=${CMAKE_SOURCE_DIR};PAGELLM_BIN=$<TARGET_FILE:pagellm>" TIMEOUT 600)
+  ENVIRONMENT "OMP_NUM_THREADS=2;PAGELLM_ROOT=${CMAKE_SOURCE_DIR};PAGELLM_BIN=$<TARGET_FILE:pagellm>" TIMEOUT 600)

@@ -1,8 +1,10 @@
 /* DECODE (query_len <= 8): flash-decoding. Each (row, KV head) context is split into chunks
  * spread over OpenMP threads; the G query heads x L tokens that share a KV head are swept
  * together so each K/V byte is loaded once; partial (max, sum, out) states are merged after.
- * bf16 tiles are widened once per tile (head_dim 128 runs the same kernels fully unrolled by
- * the padding to 16); f32 pages are read in place when head_dim is a multiple of 16. */
+ * Page ids are read once per tile (a tile never crosses a page when page_size % 32 == 0).
+ * bf16 with head_dim 128 (Qwen3) reads the pages in place with vdpbf16ps where the CPU has
+ * AVX512_BF16; other shapes and levels widen a tile to f32 once (f32 pages with head_dim a
+ * multiple of 16 are read in place). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>

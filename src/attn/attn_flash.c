@@ -1,8 +1,9 @@
 /* FLASH: tiled online softmax for long queries. A block of query tokens times the GQA group
  * (about 128 rows) sweeps K/V tiles of 32 keys staged from the pages (one block-table lookup
  * per tile when page_size % 32 == 0, per-key translation otherwise), with scale*log2(e)
- * folded into Q and exp2 in the loop; tiles past the block's last visible key are never
- * loaded (causal); the output is normalized and stored once. */
+ * folded in and exp2 in the loop; tiles past the block's last visible key are never loaded
+ * (causal); the output is normalized and stored once. K is staged transposed so the Q.K^T
+ * micro-kernel broadcasts Q (bf16 pairs into vdpbf16ps on AVX512_BF16, f32 FMA otherwise). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>

@@ -712,6 +712,16 @@ static int cpu_matmul(void *ctx, const void *x, int rows, const void *wp, void *
     return PL_OK;
 }
 
+static int cpu_kv_append(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *chunk, char *err, size_t err_len) {
+    (void)ctx;
+    return pl_seq_cache_append(cache, chunk, err, err_len);
+}
+
+static int cpu_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err, size_t err_len) {
+    (void)ctx;
+    return pl_paged_attention(args, err, err_len);
+}
+
 static const pl_backend_ops k_cpu_ops = {
     .name = "cpu",
     .weight_create = cpu_weight_create,
@@ -728,6 +738,8 @@ static const pl_backend_ops k_cpu_ops = {
     .swiglu = cpu_swiglu,
     .add = cpu_add,
     .copy_rows = cpu_copy_rows,
+    .kv_append = cpu_kv_append,
+    .paged_attention = cpu_paged_attention,
 };
 
 const pl_backend_ops *pl_cpu_backend_ops(void) { return &k_cpu_ops; }

@@ -60,6 +60,11 @@ typedef struct pl_backend_ops {
     int (*swiglu)(void *ctx, const void *gu, int rows, int inter, void *out);
     /* h += x, n elements */
     int (*add)(void *ctx, void *h, const void *x, size_t n);
+    /* Appends a chunk of K/V rows (backend memory) to one layer's sequence cache. CPU:
+     * pl_seq_cache_append; a device backend writes reserved pages and commits. */
+    int (*kv_append)(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *chunk, char *err, size_t err_len);
+    /* Paged attention on backend memory. CPU: pl_paged_attention. */
+    int (*paged_attention)(void *ctx, const pl_paged_attention_args *args, char *err, size_t err_len);
     /* dst row i (dst_stride apart) = src row i (src_stride apart), width elements */
     int (*copy_rows)(void *ctx, void *dst, size_t dst_stride, const void *src, size_t src_stride, int rows,
                      int width);

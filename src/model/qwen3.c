@@ -46,7 +46,7 @@ static int paged_layer(pl_model *m, const pl_forward_batch *b, int layer, const 
         pl_kv_chunk ch = {m->opts.act_dtype, n, c->num_kv_heads, c->head_dim,
                           (const char *)m->qkv + ((size_t)row_start[i] * stride + (size_t)qd) * e,
                           (const char *)m->qkv + ((size_t)row_start[i] * stride + (size_t)qd + kd) * e, stride};
-        int rc = pl_seq_cache_append(&b->seqs[i]->layers[layer], &ch, err, err_len);
+        int rc = m->ops->kv_append(m->bctx, &b->seqs[i]->layers[layer], &ch, err, err_len);
         if (rc) return rc;
     }
     for (int i = 0; i < b->num_seqs;) {
@@ -80,7 +80,7 @@ static int paged_layer(pl_model *m, const pl_forward_batch *b, int layer, const 
         a.context_lens = ctx_lens + i;
         a.out = (char *)m->attn + (size_t)row_start[i] * qd * e;
         a.schedule = PL_ATTN_AUTO;
-        int rc = pl_paged_attention(&a, err, err_len);
+        int rc = m->ops->paged_attention(m->bctx, &a, err, err_len);
         if (rc) return rc;
         i = j;
     }

@@ -152,12 +152,8 @@ int pl_model_build(const pl_model_config *cfg, const pl_model_options *opts, pl_
         else
             rc = make(m, get, get_ctx, -1, g_head, 1, 1, &m->lm_head, err, err_len);
     }
-    if (!rc && cfg->tie_word_embeddings) {
-        /* The embedding row read per token is negligible; the tied head reads it all. */
-    } else if (!rc) {
-        /* Untied: the lookup reads one row per token; count only the head. */
-        m->weight_bytes -= m->ops->weight_bytes(m->bctx, m->embed);
-    }
+    /* A step reads one embedding row per token: count the table only as the tied head. */
+    if (!rc && !cfg->tie_word_embeddings) m->weight_bytes -= m->ops->weight_bytes(m->bctx, m->embed);
     if (show && !rc) fprintf(stderr, "\rloading: embeddings done");
     for (int l = 0; l < cfg->num_layers && !rc; l++) {
         pl_layer_weights *w = &m->layers[l];
