@@ -18,6 +18,7 @@ static void usage(FILE *f) {
             "  --chunk N         prefill chunk length (default 0: the whole sequence at once)\n"
             "  --page-size N     KV page size (default 16)\n"
             "  --threads N       threads (default 0: all cores)\n"
+            "  --device D        cpu or cuda (default cpu; cuda: weights, activations and KV pages on the GPU)\n"
             "  --help            this text\n");
 }
 
@@ -25,6 +26,7 @@ int pl_cmd_logits(int argc, char **argv) {
     const char *dir = NULL, *out = NULL, *v;
     int32_t *ids = NULL;
     int n = 0, all = 0, f32 = 0, chunk = 0, page = 16, threads = 0;
+    pl_device device = PL_DEVICE_CPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -47,6 +49,16 @@ int pl_cmd_logits(int argc, char **argv) {
         } else if (pl_cli_is(argv[i], "--page-size")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--page-size")) || pl_cli_int("--page-size", v, 1, 1 << 16, &page))
                 goto bad;
+        } else if (pl_cli_is(argv[i], "--device")) {
+            if (!(v = pl_cli_value(argc, argv, &i, "--device"))) goto bad;
+            if (!strcmp(v, "cpu")) {
+                device = PL_DEVICE_CPU;
+            } else if (!strcmp(v, "cuda")) {
+                device = PL_DEVICE_CUDA;
+            } else {
+                fprintf(stderr, "pagellm: logits: --device: expected cpu or cuda, got '%s'\n", v);
+                goto bad;
+            }
         } else if (pl_cli_is(argv[i], "--threads")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--threads")) || pl_cli_int("--threads", v, 0, 1024, &threads))
                 goto bad;
@@ -62,7 +74,7 @@ int pl_cmd_logits(int argc, char **argv) {
         goto bad;
     }
     char err[512];
-    pl_model_options o = {f32 ? PL_F32 : PL_BF16, PL_DEVICE_CPU, threads, 1};
+    pl_model_options o = {f32 ? PL_F32 : PL_BF16, device, threads, 1};
     pl_model *m = NULL;
     if (pl_model_load(dir, &o, &m, err, sizeof err)) {
         fprintf(stderr, "pagellm: logits: %s\n", err);

@@ -33,6 +33,7 @@ int main(void) {
         at_problem p;
         at_build(&p, dt, batch, hkv * G, hkv, L, D, ps, ctx, causal, (int)pl_mt_randint(&rng, 0, 3),
                  (int)pl_mt_randint(&rng, 0, 2), 1000 + (uint64_t)it);
+        if (it % 4 == 1) p.a.scale = 0.3f; /* an explicit scale; 0 (the default) elsewhere */
         size_t bytes = p.q_elems * at_esize(dt);
         void *ref = malloc(bytes), *got = malloc(bytes);
         CHECK_OK(at_run(&p, PL_ATTN_REFERENCE, PL_SIMD_AUTO, ref, err, sizeof err), err);

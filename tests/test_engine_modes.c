@@ -11,14 +11,20 @@ int main(void) {
     CHECK_OK(pl_model_create_synthetic("tiny-untied", 7, &mo, &model, err, sizeof err), err);
     if (!model) TEST_END();
     const pl_model_config *mc = pl_model_get_config(model);
-    pl_trace_config tc = {6, 20, 120, 4, 16, mc->vocab_size, mc->eos_ids[0], 0};
+    /* seed-style: the seed's flags scaled down (multi-chunk prompts, multi-page caches) */
+    pl_trace_config tc = {8, 64, 400, 8, 40, mc->vocab_size, mc->eos_ids[0], 0};
+    if (getenv("PAGELLM_SANITIZED")) { /* the sanitizer build runs a shorter trace */
+        tc.num_seqs = 6;
+        tc.max_input_len = 200;
+        tc.max_output_len = 16;
+    }
     pl_trace t;
     CHECK_OK(pl_trace_generate(&tc, &t, err, sizeof err), err);
     int64_t prompt = pl_trace_prompt_tokens(&t), out = pl_trace_output_tokens(&t);
 
     run_out r[3];
     for (int mode = 0; mode < 3; mode++) {
-        pl_engine_config ec = {(pl_kv_mode)mode, 3, 32, 16, 0, 0};
+        pl_engine_config ec = {(pl_kv_mode)mode, 3, 64, 32, 0, 0};
         CHECK_OK(run_trace(model, &ec, &t, &r[mode], err, sizeof err), err);
         run_out *o = &r[mode];
         CHECK_MSG(o->finished == t.num_requests && o->duplicates == 0, "mode %d: %d finished, %d duplicates", mode,

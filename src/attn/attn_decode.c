@@ -67,13 +67,14 @@ int pl_attn_decode(const pl_paged_attention_args *a, int simd_level) {
             pl_attn_stage_q(&g, k, b, kvh, 0, a->query_len, qs, lim);
             if (pl_attn_raw_bf16(a, k, 0)) pl_attn_stage_q_bf16(&g, b, kvh, 0, a->query_len, (uint16_t *)qs);
             pl_attn_sweep(&g, k, &w, b, kvh, k0, k1, qs, rows, lim, m, l, o, 0);
+            if (first[b + 1] - first[b] == Hkv) pl_attn_store(&g, b, kvh, 0, a->query_len, o, l); /* no split */
         }
         /* merge the splits of each (row, KV head) */
 #pragma omp for schedule(dynamic, 1)
         for (int bk = 0; bk < a->batch * Hkv; bk++) {
             int bb = bk / Hkv, kvh = bk % Hkv;
             int ns = (first[bb + 1] - first[bb]) / Hkv;
-            if (ns == 0) continue;
+            if (ns <= 1) continue; /* inactive, or stored by the sweep */
             float *mo = mine, *lo = mo + rows, *oo = lo + rows; /* reuse thread scratch */
             for (int i = 0; i < rows; i++) {
                 float mx = -INFINITY;

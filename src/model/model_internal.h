@@ -68,6 +68,8 @@ typedef struct pl_backend_ops {
     /* dst row i (dst_stride apart) = src row i (src_stride apart), width elements */
     int (*copy_rows)(void *ctx, void *dst, size_t dst_stride, const void *src, size_t src_stride, int rows,
                      int width);
+    /* Message of the last failed op that has no err argument (NULL: ops without one never fail). */
+    const char *(*last_error)(void *ctx);
 } pl_backend_ops;
 
 typedef struct pl_cpu_backend {

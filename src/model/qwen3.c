@@ -259,6 +259,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
         }
     }
 done:
+    if (rc && o->last_error && err && err_len && !err[0]) pl_fail(err, err_len, rc, "forward: %s", o->last_error(bx));
     if (rc && paged && appended_layers > 0) {
         /* All-or-nothing for the caches: drop what this call appended. */
         for (int i = 0; i < b->num_seqs; i++) {

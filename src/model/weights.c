@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/backend_cuda.h"
 #include "model/model_internal.h"
 
 void pl_tensor_name(int layer, int idx, char *name, size_t len) {
@@ -74,6 +75,7 @@ void pl_model_free(pl_model *m) {
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
         if (ws[i]) m->ops->free(m->bctx, ws[i]);
     free(m->logit_buf);
+    if (m->opts.device == PL_DEVICE_CUDA) pl_cuda_backend_destroy(m->bctx);
     free(m);
 }
 
@@ -116,8 +118,8 @@ int pl_model_build(const pl_model_config *cfg, const pl_model_options *opts, pl_
     if (opts) o = *opts;
     if (o.act_dtype != PL_BF16 && o.act_dtype != PL_F32)
         return pl_fail(err, err_len, PL_ERR_INVALID, "opts.act_dtype: %d is neither PL_BF16 nor PL_F32", (int)o.act_dtype);
-    if (o.device != PL_DEVICE_CPU)
-        return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "opts.device: %d: only the CPU backend is built in",
+    if (o.device != PL_DEVICE_CPU && o.device != PL_DEVICE_CUDA)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "opts.device: %d is neither PL_DEVICE_CPU nor PL_DEVICE_CUDA",
                        (int)o.device);
     if (o.num_threads < 0)
         return pl_fail(err, err_len, PL_ERR_INVALID, "opts.num_threads: %d must be >= 0", o.num_threads);
@@ -135,9 +137,18 @@ int pl_model_build(const pl_model_config *cfg, const pl_model_options *opts, pl_
     m->cpu.act = o.act_dtype;
     m->cpu.threads = o.num_threads;
     m->bctx = &m->cpu;
+    if (o.device == PL_DEVICE_CUDA) {
+        pl_cuda_backend *cb = NULL;
+        if ((rc = pl_cuda_backend_create(o.act_dtype, 0, &cb, err, err_len))) {
+            free(m);
+            return rc;
+        }
+        m->ops = pl_cuda_backend_ops();
+        m->bctx = cb;
+    }
     m->layers = calloc((size_t)cfg->num_layers, sizeof *m->layers);
     if (!m->layers) {
-        free(m);
+        pl_model_free(m);
         return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_model_build: out of memory");
     }
     static const int i_qkv[] = {PL_T_Q, PL_T_K, PL_T_V}, i_gu[] = {PL_T_GATE, PL_T_UP};
@@ -227,6 +238,6 @@ int pl_model_create_pools(const pl_model *m, int page_size, pl_pool_mode mode, i
     pc.head_dim = m->cfg.head_dim;
     pc.mode = mode;
     pc.capped_pages = capped_pages;
-    pc.storage = NULL;
+    pc.storage = m->opts.device == PL_DEVICE_CUDA ? pl_cuda_backend_kv_storage(m->bctx) : NULL;
     return pl_kv_pools_create(&pc, m->cfg.num_layers, out, err, err_len);
 }

@@ -1,0 +1,297 @@
+/* Stand-alone benchmark of the Qwen3 forward pass on the CUDA backend (a synthetic model of a
+ * named shape), with the GPU's own ceilings measured in the same run: device-to-device copy
+ * bandwidth and the cuBLAS bf16 GEMM rate. Decode steps at several batch sizes (median step
+ * time, host included: every step returns float32 logits to the host) against the roofline
+ * (weight bytes + K/V bytes read) / copy bandwidth; prefill chunks against the GEMM rate;
+ * device sampling of a batch of rows.
+ *
+ * Build (after the CMake build in build-cudamodel):
+ *   gcc -O2 -std=c11 -fopenmp -Iinclude -Isrc -I/usr/local/cuda/include bench/cuda/bench_model_cuda.c \
+ *       build-cudamodel/libpagellm.a -L/usr/local/cuda/lib64 -lcudart_static -lcublas -lcublasLt \
+ *       -lcjson -lpcre2-8 -lutf8proc -lstdc++ -lm -ldl -lpthread -lrt -o bench_model_cuda
+ * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
+ *                         [--chunk 1024] [--json FILE] */
+#define _POSIX_C_SOURCE 200809L
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/timing.h"
+#include "cuda/backend_cuda.h"
+#include "model/model_internal.h"
+#include "pagellm/model.h"
+
+#define CK(x)                                                                           \
+    do {                                                                                \
+        cudaError_t e_ = (x);                                                           \
+        if (e_ != cudaSuccess) {                                                        \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+static double copy_gbps(void) {
+    size_t n = (size_t)2 << 30;
+    void *a, *b;
+    CK(cudaMalloc(&a, n));
+    CK(cudaMalloc(&b, n));
+    CK(cudaMemset(a, 1, n));
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0), cudaEventCreate(&e1);
+    double t[10];
+    for (int i = -2; i < 10; i++) {
+        cudaEventRecord(e0, 0);
+        CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, 0));
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (i >= 0) t[i] = ms / 1e3;
+    }
+    cudaFree(a), cudaFree(b);
+    return 2.0 * (double)n / pl_median(t, 10) / 1e9;
+}
+
+/* bf16 GEMM [M, K] x [K, N] through cuBLAS, f32 accumulation, random data */
+static double gemm_tflops(int M, int N, int K) {
+    cublasHandle_t h;
+    cublasCreate(&h);
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    uint16_t *ha = malloc(2 * (na > nb ? na : nb));
+    uint64_t x = 1;
+    for (size_t i = 0; i < (na > nb ? na : nb); i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        ha[i] = (uint16_t)(0x3c00 + ((x >> 40) & 0x3ff)) ^ (uint16_t)((x >> 20) & 0x8000); /* |v| in [2^-7, 2^-6) */
+    }
+    void *a, *b, *c;
+    CK(cudaMalloc(&a, 2 * na));
+    CK(cudaMalloc(&b, 2 * nb));
+    CK(cudaMalloc(&c, 2 * nc));
+    CK(cudaMemcpy(a, ha, 2 * na, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b, ha, 2 * nb, cudaMemcpyHostToDevice));
+    float al = 1, be = 0;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0), cudaEventCreate(&e1);
+    double t[10];
+    for (int i = -3; i < 10; i++) {
+        cudaEventRecord(e0, 0);
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &al, b, CUDA_R_16BF, N, a, CUDA_R_16BF, K, &be, c, CUDA_R_16BF, N,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (i >= 0) t[i] = ms / 1e3;
+    }
+    cudaFree(a), cudaFree(b), cudaFree(c), free(ha);
+    cublasDestroy(h);
+    return 2.0 * M * N * (double)K / pl_median(t, 10) / 1e12;
+}
+
+int main(int argc, char **argv) {
+    const char *shape = "qwen3-4b", *json = NULL;
+    int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
+            nb = 0;
+            for (char *t = strtok(argv[++i], ","); t && nb < 16; t = strtok(NULL, ",")) batches[nb++] = atoi(t);
+        } else {
+            fprintf(stderr, "bench_model_cuda: unknown or incomplete flag '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (context < 1 || steps < 1 || chunk < 1 || nb < 1) {
+        fprintf(stderr, "bench_model_cuda: --context/--steps/--chunk/--batches must be positive\n");
+        return 2;
+    }
+    char err[512];
+    if (pl_cuda_device_check(err, sizeof err)) {
+        fprintf(stderr, "bench_model_cuda: %s\n", err);
+        return 1;
+    }
+    struct cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    double bw = copy_gbps(), tf = gemm_tflops(8192, 8192, 8192);
+    printf("device: %s, %d SMs; copy %.0f GB/s (read + write); cuBLAS bf16 GEMM 8192^3 %.1f TFLOP/s\n", prop.name,
+           prop.multiProcessorCount, bw, tf);
+    pl_model_options o = {PL_BF16, PL_DEVICE_CUDA, 0, 0};
+    pl_model *m = NULL;
+    double t0 = pl_now_seconds();
+    if (pl_model_create_synthetic(shape, 0, &o, &m, err, sizeof err)) {
+        fprintf(stderr, "bench_model_cuda: %s\n", err);
+        return 1;
+    }
+    double load_s = pl_now_seconds() - t0;
+    const pl_model_config *c = pl_model_get_config(m);
+    size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;
+    /* GEMM rate at the prefill chunk's own shape (the gate_up projection) */
+    double tf_chunk = gemm_tflops(chunk, 2 * c->intermediate_size, c->hidden_size);
+    printf("model: %s synthetic, %.2f GB of weights read per step, built in %.1f s; cuBLAS at [%d x %d] x [%d x %d]: %.1f TFLOP/s\n",
+           shape, wbytes / 1e9, load_s, chunk, c->hidden_size, c->hidden_size, 2 * c->intermediate_size, tf_chunk);
+    int maxb = 1;
+    for (int k = 0; k < nb; k++) maxb = batches[k] > maxb ? batches[k] : maxb;
+    float *logits = malloc(sizeof(float) * V * (size_t)maxb);
+    int ntok = (context > chunk ? context : chunk) * maxb;
+    int32_t *toks = malloc(sizeof(int32_t) * (size_t)ntok);
+    for (int i = 0; i < ntok; i++) toks[i] = (int32_t)((i * 7919 + 13) % c->vocab_size);
+    double *times = malloc(sizeof(double) * (size_t)steps);
+    FILE *jf = json ? fopen(json, "w") : NULL;
+    if (jf)
+        fprintf(jf, "{\"device\": \"%s\", \"copy_gbps\": %.1f, \"gemm_tflops\": %.2f, \"gemm_chunk_tflops\": %.2f, \"shape\": \"%s\", "
+                    "\"weight_bytes\": %zu, \"decode\": [",
+                prop.name, bw, tf, tf_chunk, shape, wbytes);
+    printf("%-8s %8s %12s %10s %12s %10s %10s\n", "batch", "context", "step ms", "tok/s", "roofline ms", "x roofline", "GB/s");
+    int rc = 0;
+    size_t kv_tok = (size_t)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;
+    for (int k = 0; k < nb && !rc; k++) {
+        int B = batches[k];
+        pl_kv_pools pools;
+        if ((rc = pl_model_create_pools(m, 128, PL_POOL_GROWABLE, 0, &pools, err, sizeof err))) break;
+        pl_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
+        pl_kv_seq **sp = malloc(sizeof *sp * (size_t)B);
+        int *lens = malloc(sizeof(int) * (size_t)B), *pos = malloc(sizeof(int) * (size_t)B);
+        for (int b = 0; b < B && !rc; b++) {
+            rc = pl_kv_seq_init(&seqs[b], &pools, err, sizeof err);
+            sp[b] = &seqs[b], lens[b] = context, pos[b] = 0;
+        }
+        if (!rc) {
+            pl_forward_batch fb = {B, toks, lens, pos, sp, NULL, 0};
+            rc = pl_model_forward(m, &fb, logits, err, sizeof err);
+        }
+        for (int b = 0; b < B; b++) lens[b] = 1;
+        for (int s = -3; s < steps && !rc; s++) {
+            for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
+            pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
+            double ts = pl_now_seconds();
+            rc = pl_model_forward(m, &fb, logits, err, sizeof err);
+            if (s >= 0) times[s] = pl_now_seconds() - ts;
+        }
+        if (!rc) {
+            double st = pl_median(times, steps);
+            double kvb = (double)B * (context + steps / 2.0) * kv_tok;
+            double roof = (wbytes + kvb) / (bw * 1e9);
+            printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f\n", B, context, st * 1e3, B / st, roof * 1e3, st / roof,
+                   (wbytes + kvb) / st / 1e9);
+            if (jf)
+                fprintf(jf, "%s{\"batch\": %d, \"context\": %d, \"step_ms\": %.4f, \"tok_s\": %.1f, \"roofline_ms\": %.4f}", k ? ", " : "", B,
+                        context, st * 1e3, B / st, roof * 1e3);
+        }
+        for (int b = 0; b < B; b++) pl_kv_seq_destroy(&seqs[b]);
+        pl_kv_pools_destroy(&pools);
+        free(seqs), free(sp), free(lens), free(pos);
+    }
+    if (jf) fprintf(jf, "], \"prefill\": [");
+    /* prefill: one sequence, three chunks, the first is warm-up */
+    if (!rc) {
+        pl_kv_pools pools;
+        pl_kv_seq seq;
+        if (!(rc = pl_model_create_pools(m, 128, PL_POOL_GROWABLE, 0, &pools, err, sizeof err))) {
+            if (!(rc = pl_kv_seq_init(&seq, &pools, err, sizeof err))) {
+                pl_kv_seq *sp = &seq;
+                for (int i = 0; i < 3 && !rc; i++) {
+                    int p = pl_kv_seq_offset(&seq), len = chunk;
+                    pl_forward_batch fb = {1, toks, &len, &p, &sp, NULL, 0};
+                    double ts = pl_now_seconds();
+                    rc = pl_model_forward(m, &fb, logits, err, sizeof err);
+                    double s = pl_now_seconds() - ts;
+                    double H = c->hidden_size, qd = (double)c->num_heads * c->head_dim, kd = (double)c->num_kv_heads * c->head_dim;
+                    double lin = 2.0 * c->num_layers * (H * (qd + 2 * kd) + qd * H + 3.0 * H * c->intermediate_size) * len;
+                    double keys = (double)len * p + (double)len * (len + 1) / 2;
+                    double attn = 4.0 * c->num_layers * c->num_heads * c->head_dim * keys;
+                    double fl = lin + attn + 2.0 * H * (double)V;
+                    if (!rc && i > 0) {
+                        printf("prefill chunk %d tokens at %d: %.2f ms, %.1f TFLOP/s = %.2f of cuBLAS at the chunk shape (%.2f of 8192^3)\n",
+                               len, p, s * 1e3, fl / s / 1e12, fl / s / 1e12 / tf_chunk, fl / s / 1e12 / tf);
+                        if (jf) fprintf(jf, "%s{\"start\": %d, \"len\": %d, \"ms\": %.3f, \"tflops\": %.2f}", i > 1 ? ", " : "", p, len, s * 1e3, fl / s / 1e12);
+                    }
+                }
+                pl_kv_seq_destroy(&seq);
+            }
+            pl_kv_pools_destroy(&pools);
+        }
+    }
+    if (jf) fprintf(jf, "]");
+    /* The four projections of one layer through the backend's matmul alone (cuBLAS), times
+     * the layer count: the GEMM share of a decode step and of a prefill chunk. */
+    if (!rc) {
+        const pl_layer_weights *lw = &m->layers[0];
+        const void *ws[4] = {lw->qkv, lw->o, lw->gate_up, lw->down};
+        int ks[4] = {c->hidden_size, c->num_heads * c->head_dim, c->hidden_size, c->intermediate_size};
+        int ns[4] = {c->num_heads * c->head_dim + 2 * c->num_kv_heads * c->head_dim, c->hidden_size, 2 * c->intermediate_size,
+                     c->hidden_size};
+        int rows_list[4] = {1, 4, 64, chunk};
+        void *x = m->ops->alloc(m->bctx, (size_t)chunk * 2 * c->intermediate_size * 2);
+        void *y = m->ops->alloc(m->bctx, (size_t)chunk * 2 * c->intermediate_size * 2);
+        cudaStream_t st = (cudaStream_t)pl_cuda_backend_stream(m->bctx);
+        if (x) cudaMemsetAsync(x, 0x3c, (size_t)chunk * 2 * c->intermediate_size * 2, st); /* not zeros: bf16 0.0115 */
+        cudaEvent_t e0, e1;
+        cudaEventCreate(&e0), cudaEventCreate(&e1);
+        if (jf) fprintf(jf, ", \"gemm_layers_ms\": {");
+        for (int ri = 0; ri < 4 && x && y; ri++) {
+            int M = rows_list[ri];
+            double tot = 0, flops = 0;
+            for (int g = 0; g < 4; g++) {
+                double t[10];
+                for (int i = -2; i < 10; i++) {
+                    cudaEventRecord(e0, st);
+                    m->ops->matmul(m->bctx, x, M, ws[g], y, 0, err, sizeof err);
+                    cudaEventRecord(e1, st);
+                    cudaEventSynchronize(e1);
+                    float ms;
+                    cudaEventElapsedTime(&ms, e0, e1);
+                    if (i >= 0) t[i] = ms / 1e3;
+                }
+                tot += pl_median(t, 10);
+                flops += 2.0 * M * (double)ns[g] * ks[g];
+            }
+            printf("GEMMs alone, %d rows: %.3f ms per step (%d layers; %.1f TFLOP/s)\n", M, tot * c->num_layers * 1e3, c->num_layers,
+                   flops / tot / 1e12);
+            if (jf) fprintf(jf, "%s\"%d\": %.4f", ri ? ", " : "", M, tot * c->num_layers * 1e3);
+        }
+        if (jf) fprintf(jf, "}");
+        m->ops->free(m->bctx, x);
+        m->ops->free(m->bctx, y);
+    }
+    /* device sampling of maxb rows of the vocab (top-k 50, top-p 0.9, temperature 0.8) */
+    if (!rc) {
+        pl_cuda_backend *b = NULL;
+        if (!pl_cuda_backend_create(PL_BF16, 0, &b, err, sizeof err)) {
+            float *d;
+            size_t n = V * (size_t)maxb;
+            float *h = malloc(sizeof(float) * n);
+            for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000) / 100.0f;
+            CK(cudaMalloc((void **)&d, sizeof(float) * n));
+            CK(cudaMemcpy(d, h, sizeof(float) * n, cudaMemcpyHostToDevice));
+            pl_cuda_sample_params *pp = malloc(sizeof *pp * (size_t)maxb);
+            int32_t *tk = malloc(sizeof(int32_t) * (size_t)maxb);
+            for (int r = 0; r < maxb; r++) pp[r].temperature = 0.8f, pp[r].top_k = 50, pp[r].top_p = 0.9f, pp[r].u = 0.37;
+            double ts[10];
+            for (int i = -2; i < 10; i++) {
+                double t1 = pl_now_seconds();
+                if (pl_cuda_sample(b, d, V, maxb, (int)V, pp, tk, err, sizeof err)) {
+                    fprintf(stderr, "sample: %s\n", err);
+                    break;
+                }
+                if (i >= 0) ts[i] = pl_now_seconds() - t1;
+            }
+            double sm = pl_median(ts, 10);
+            printf("device sampling, %d rows x %zu vocab (T 0.8, top-k 50, top-p 0.9): %.3f ms per call (host included)\n", maxb, V, sm * 1e3);
+            if (jf) fprintf(jf, ", \"sample_rows\": %d, \"sample_ms\": %.4f", maxb, sm * 1e3);
+            cudaFree(d), free(h), free(pp), free(tk);
+            pl_cuda_backend_destroy(b);
+        }
+    }
+    if (jf) fprintf(jf, "}\n"), fclose(jf);
+    if (rc) fprintf(stderr, "bench_model_cuda: %s\n", err);
+    free(logits), free(toks), free(times);
+    pl_model_free(m);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,1197 @@
+/* The CUDA backend: the forward pass's op table on one GPU, device page-pool storage, the
+ * KV budget helper and device sampling. See backend_cuda.h for the contract.
+ *
+ * Layouts match the CPU backend's logical layouts: activations row-major in the act dtype,
+ * matrices [rows = outputs, cols] row-major in the act dtype (y = x W^T is one cuBLAS GEMM
+ * with W transposed in column-major terms), vectors f32. Host arrays an op receives (token
+ * ids, positions) go through pinned staging slots, so uploads stay asynchronous. */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+extern "C" {
+#include "model/model_internal.h"
+}
+#include "cuda/backend_cuda.h"
+#include "pagellm/cuda.h"
+
+namespace {
+
+enum { SLOT_TOKENS = 0, SLOT_ROPE, SLOT_SAMPLE, SLOT_META, SLOT_ATTN, NUM_SLOTS };
+
+struct stage_slot {
+    void *host = nullptr; /* pinned arena */
+    void *dev = nullptr;  /* its device twin */
+    size_t cap = 0, head = 0;
+    size_t last = 0, last_off = 0; /* the last upload: bytes (0: none) and offset */
+};
+
+struct alloc_rec {
+    void *p;
+    size_t bytes;
+};
+
+/* K/V appends not yet launched: consecutive chunks (rows of one activation buffer, one pool)
+ * go out as one pl_kv_append_cuda launch before the next op that may read them. */
+struct kv_pending {
+    int n = 0, cap = 0;
+    int32_t *meta = nullptr; /* [2 * cap]: page ids at [0, n), slots at [cap, cap + n) */
+    int32_t *comb = nullptr; /* [2 * cap]: ids then slots, contiguous, for the upload */
+    pl_dtype dt = PL_BF16;
+    int heads = 0, hd = 0, ps = 0, cap_pages = 0;
+    const char *k = nullptr, *v = nullptr;
+    size_t stride = 0, es = 2;
+    void *kp = nullptr, *vp = nullptr;
+};
+
+struct cuda_weight {
+    int rows, cols, is_matrix;
+    pl_dtype dtype;
+    void *d;
+    size_t bytes;
+};
+
+} // namespace
+
+struct pl_cuda_backend {
+    pl_dtype act;
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    char last_err[512];
+    size_t live_bytes;
+    int fail_after;
+    alloc_rec *recs;
+    int num_recs, cap_recs;
+    stage_slot slots[NUM_SLOTS];
+    void *scratch; /* matmul into host memory, sampling probabilities */
+    size_t scratch_bytes;
+    void *attn_ws; /* split partials of the attention kernels */
+    size_t attn_ws_bytes;
+    pl_kv_storage_ops kv_ops;
+    kv_pending pend;
+};
+
+namespace {
+
+int set_err(pl_cuda_backend *b, int st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int set_err(pl_cuda_backend *b, int st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->last_err, sizeof b->last_err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Copies the backend's message into a caller buffer. */
+int fwd(pl_cuda_backend *b, int st, char *err, size_t err_len) {
+    if (st != PL_OK) pl_fail(err, err_len, st, "%s", b->last_err);
+    return st;
+}
+
+int cuda_status(cudaError_t e) { return e == cudaErrorMemoryAllocation ? PL_ERR_NOMEM : PL_ERR_CUDA; }
+
+int check_launch(pl_cuda_backend *b, const char *what) {
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return set_err(b, cuda_status(e), "%s: CUDA error: %s", what, cudaGetErrorString(e));
+    return PL_OK;
+}
+
+/* Device allocation tracked for live_bytes; zeroed on the stream when zero != 0. */
+void *dev_alloc(pl_cuda_backend *b, size_t bytes, int zero) {
+    if (bytes == 0) bytes = 16;
+    if (b->fail_after > 0 && --b->fail_after == 0) {
+        set_err(b, PL_ERR_NOMEM, "out of device memory allocating %zu bytes (injected)", bytes);
+        return nullptr;
+    }
+    if (b->num_recs == b->cap_recs) {
+        int cap = b->cap_recs ? 2 * b->cap_recs : 64;
+        alloc_rec *r = static_cast<alloc_rec *>(realloc(b->recs, sizeof(alloc_rec) * (size_t)cap));
+        if (!r) {
+            set_err(b, PL_ERR_NOMEM, "out of host memory tracking device allocations");
+            return nullptr;
+        }
+        b->recs = r;
+        b->cap_recs = cap;
+    }
+    void *p = nullptr;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: clear it */
+        set_err(b, cuda_status(e), "out of device memory allocating %zu bytes: %s", bytes, cudaGetErrorString(e));
+        return nullptr;
+    }
+    if (zero && (e = cudaMemsetAsync(p, 0, bytes, b->stream)) != cudaSuccess) {
+        cudaFree(p);
+        set_err(b, PL_ERR_CUDA, "cudaMemsetAsync of %zu bytes: %s", bytes, cudaGetErrorString(e));
+        return nullptr;
+    }
+    b->recs[b->num_recs++] = {p, bytes};
+    b->live_bytes += bytes;
+    return p;
+}
+
+int flush_appends(pl_cuda_backend *b);
+
+void dev_free(pl_cuda_backend *b, void *p) {
+    if (!p) return;
+    /* Work still queued may read p: launch and finish it first. */
+    flush_appends(b);
+    cudaStreamSynchronize(b->stream);
+    cudaFree(p);
+    for (int i = b->num_recs - 1; i >= 0; --i)
+        if (b->recs[i].p == p) {
+            b->live_bytes -= b->recs[i].bytes;
+            b->recs[i] = b->recs[--b->num_recs];
+            break;
+        }
+}
+
+/* Copies bytes of a host array into the slot's pinned arena and enqueues the upload; returns
+ * the device copy. Uploads go one after another through the arena, so no upload waits on
+ * the device; when the arena is full the stream is drained once and it starts over. */
+int stage_upload(pl_cuda_backend *b, int slot, const void *src, size_t bytes, void **dev_out) {
+    stage_slot *s = &b->slots[slot];
+    const size_t need = (bytes + 255) / 256 * 256;
+    if (need > s->cap) {
+        cudaStreamSynchronize(b->stream);
+        size_t cap = 2 * need < ((size_t)256 << 10) ? ((size_t)256 << 10) : 2 * need;
+        if (cap < 2 * s->cap) cap = 2 * s->cap;
+        void *h = nullptr, *d = nullptr;
+        cudaError_t e = cudaMallocHost(&h, cap);
+        if (e == cudaSuccess) e = cudaMalloc(&d, cap);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            if (h) cudaFreeHost(h);
+            return set_err(b, cuda_status(e), "staging buffer of %zu bytes: %s", cap, cudaGetErrorString(e));
+        }
+        if (s->host) cudaFreeHost(s->host);
+        if (s->dev) cudaFree(s->dev);
+        s->host = h;
+        s->dev = d;
+        s->cap = cap;
+        s->head = 0;
+    } else if (s->head + need > s->cap) {
+        cudaError_t e = cudaStreamSynchronize(b->stream); /* every earlier upload consumed */
+        if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "CUDA stream: %s", cudaGetErrorString(e));
+        s->head = 0;
+    }
+    char *h = static_cast<char *>(s->host) + s->head, *d = static_cast<char *>(s->dev) + s->head;
+    memcpy(h, src, bytes);
+    s->last = 0;
+    cudaError_t e = cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, b->stream);
+    if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "upload of %zu bytes: %s", bytes, cudaGetErrorString(e));
+    s->last = bytes;
+    s->last_off = s->head;
+    s->head += need;
+    *dev_out = d;
+    return PL_OK;
+}
+
+/* stage_upload, but reuses the device copy when the bytes equal the slot's last upload
+ * (still intact in the arena: only a later upload to the slot overwrites it). */
+int stage_upload_cached(pl_cuda_backend *b, int slot, const void *src, size_t bytes, void **dev_out) {
+    stage_slot *s = &b->slots[slot];
+    if (s->last && s->last == bytes && memcmp(static_cast<char *>(s->host) + s->last_off, src, bytes) == 0) {
+        *dev_out = static_cast<char *>(s->dev) + s->last_off;
+        return PL_OK;
+    }
+    return stage_upload(b, slot, src, bytes, dev_out);
+}
+
+/* Launches the pending K/V appends (one upload of their page ids and slots, cached: every
+ * layer of a step appends to the same slots). */
+int flush_appends(pl_cuda_backend *b) {
+    kv_pending &p = b->pend;
+    if (!p.n) return PL_OK;
+    const int n = p.n;
+    p.n = 0;
+    memcpy(p.comb, p.meta, sizeof(int32_t) * (size_t)n);
+    memcpy(p.comb + n, p.meta + p.cap, sizeof(int32_t) * (size_t)n);
+    void *d = nullptr;
+    int rc = stage_upload_cached(b, SLOT_META, p.comb, sizeof(int32_t) * 2 * (size_t)n, &d);
+    if (rc) return rc;
+    return pl_kv_append_cuda(p.dt, n, p.heads, p.hd, p.ps, p.cap_pages, p.k, p.v, p.stride, static_cast<const int32_t *>(d),
+                             static_cast<const int32_t *>(d) + n, p.kp, p.vp, b->stream, b->last_err, sizeof b->last_err);
+}
+
+int ensure_scratch(pl_cuda_backend *b, size_t bytes) {
+    if (bytes <= b->scratch_bytes) return PL_OK;
+    cudaStreamSynchronize(b->stream);
+    if (b->scratch) cudaFree(b->scratch);
+    b->scratch = nullptr;
+    b->scratch_bytes = 0;
+    cudaError_t e = cudaMalloc(&b->scratch, bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        b->scratch = nullptr;
+        return set_err(b, cuda_status(e), "out of device memory for %zu bytes of scratch: %s", bytes, cudaGetErrorString(e));
+    }
+    b->scratch_bytes = bytes;
+    return PL_OK;
+}
+
+size_t esize(pl_dtype t) { return t == PL_F32 ? 4 : 2; }
+
+/* ---- kernels ---- */
+
+__device__ __forceinline__ float tof(float x) { return x; }
+__device__ __forceinline__ float tof(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ __forceinline__ T fromf(float x);
+template <> __device__ __forceinline__ float fromf<float>(float x) { return x; }
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+/* The value an intermediate takes when stored in the act dtype (as the CPU path rounds). */
+template <typename T> __device__ __forceinline__ float round_act(float x) { return tof(fromf<T>(x)); }
+
+template <typename R> __device__ __forceinline__ R warp_sum(R v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* Sum over the block; every thread gets it. red: 32 slots of shared memory. */
+template <typename R> __device__ R block_sum(R v, R *red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    v = warp_sum(v);
+    __syncthreads(); /* red may still be read from a previous call */
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    R t = lane < nw ? red[lane] : R(0);
+    return warp_sum(t);
+}
+
+template <typename T>
+__global__ void embed_kernel(const T *w, const int32_t *tok, int cols, T *out) {
+    const T *src = w + (size_t)tok[blockIdx.x] * cols;
+    T *dst = out + (size_t)blockIdx.x * cols;
+    for (int i = threadIdx.x; i < cols; i += blockDim.x) dst[i] = src[i];
+}
+
+template <typename T>
+__global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T *out) {
+    __shared__ float red[32];
+    const T *xr = x + (size_t)blockIdx.x * dim;
+    T *o = out + (size_t)blockIdx.x * dim;
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+        const float v = tof(xr[i]);
+        ss += v * v;
+    }
+    ss = block_sum(ss, red);
+    const float inv = 1.0f / sqrtf(ss / (float)dim + eps);
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) o[i] = fromf<T>(tof(xr[i]) * inv * w[i]);
+}
+
+__global__ void rope_table_kernel(const int32_t *pos, const float *invf, int rows, int hd, float *cs) {
+    const int half = hd / 2;
+    const size_t n = (size_t)rows * half;
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < n; t += (size_t)gridDim.x * blockDim.x) {
+        const int r = (int)(t / half), i = (int)(t % half);
+        const float ang = (float)pos[r] * invf[i];
+        float s, c;
+        sincosf(ang, &s, &c);
+        cs[(size_t)r * hd + i] = c;
+        cs[(size_t)r * hd + half + i] = s;
+    }
+}
+
+/* One warp per (row, head): per-head RMSNorm (rounded to the act dtype, as the CPU path),
+ * then the half-split rotation, in place. */
+template <typename T>
+__global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int hd, const float *wq, const float *wk,
+                                    float eps, const float *cst) {
+    extern __shared__ float sm[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int h = blockIdx.y * (blockDim.x >> 5) + warp, r = blockIdx.x;
+    if (h >= nq + nkv) return; /* no block-wide barrier below */
+    float *v = sm + (size_t)warp * hd;
+    T *p = qkv + (size_t)r * stride + (size_t)h * hd;
+    const float *w = h < nq ? wq : wk;
+    float ss = 0.f;
+    for (int i = lane; i < hd; i += 32) {
+        const float x = tof(p[i]);
+        v[i] = x;
+        ss += x * x;
+    }
+    ss = warp_sum(ss);
+    const float inv = 1.0f / sqrtf(ss / (float)hd + eps);
+    for (int i = lane; i < hd; i += 32) v[i] = round_act<T>(v[i] * inv * w[i]);
+    __syncwarp();
+    const int half = hd / 2;
+    const float *c = cst + (size_t)r * hd, *s = c + half;
+    for (int i = lane; i < half; i += 32) {
+        const float x0 = v[i], x1 = v[i + half];
+        p[i] = fromf<T>(x0 * c[i] - x1 * s[i]);
+        p[i + half] = fromf<T>(x1 * c[i] + x0 * s[i]);
+    }
+}
+
+template <typename T>
+__global__ void swiglu_kernel(const T *gu, int rows, int inter, T *out) {
+    const size_t n = (size_t)rows * inter;
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < n; t += (size_t)gridDim.x * blockDim.x) {
+        const size_t r = t / inter, i = t % inter;
+        const float g = tof(gu[r * 2 * inter + i]), u = tof(gu[r * 2 * inter + inter + i]);
+        const float s = round_act<T>(g / (1.0f + expf(-g)));
+        out[t] = fromf<T>(s * u);
+    }
+}
+
+template <typename T>
+__global__ void add_kernel(T *h, const T *x, size_t n) {
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < n; t += (size_t)gridDim.x * blockDim.x)
+        h[t] = fromf<T>(tof(h[t]) + tof(x[t]));
+}
+
+unsigned grid_for(size_t n, int threads) {
+    size_t g = (n + threads - 1) / threads;
+    if (g > 132 * 32) g = 132 * 32; /* grid-stride beyond a few waves */
+    return g ? (unsigned)g : 1u;
+}
+
+/* ---- sampling ----
+ * Order of candidates: probability descending, then id ascending (the CPU sampler's total
+ * order). Probabilities are non-negative floats, so their bit patterns order like the
+ * values. Every kept set is a prefix of that order; a prefix ends at a boundary element
+ * found by radix descent over the value bits (4 passes of 8 bits, histograms of counts and
+ * masses) and, among equal values, over the ids. */
+
+constexpr int SAMP_THREADS = 1024;
+
+struct samp_smem {
+    unsigned cnt[256];
+    double mass[256];
+    double redd[32];
+    float redf[32];
+    int redi[32];
+    unsigned prefix;
+    int sel;
+    long long acc_c;
+    double acc_m;
+    unsigned tie_cnt;
+};
+
+struct find_res {
+    int found;
+    unsigned bits;
+    int id;
+    double mass_incl; /* mass of the prefix up to and including the boundary */
+};
+
+__device__ bool before_or_eq(const find_res &a, const find_res &b) {
+    return a.bits > b.bits || (a.bits == b.bits && a.id <= b.id);
+}
+
+/* The first element (in the order) where the running weight reaches target: mode 0 counts
+ * (>= target), 1 sums mass (>= target), 2 sums mass (> target). Only p > 0 take part. */
+__device__ find_res find_boundary(const float *P, int V, int mode, double target, samp_smem &s) {
+    find_res res = {0, 0u, 0, 0.0};
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        s.prefix = 0u;
+        s.acc_c = 0;
+        s.acc_m = 0.0;
+    }
+    for (int pass = 0; pass < 4; ++pass) {
+        const int shift = 24 - 8 * pass;
+        for (int i = tid; i < 256; i += blockDim.x) {
+            s.cnt[i] = 0u;
+            s.mass[i] = 0.0;
+        }
+        __syncthreads();
+        const unsigned hi = pass == 0 ? 0u : (0xffffffffu << (shift + 8)), prefix = s.prefix;
+        int cur = -1;
+        unsigned c = 0;
+        double m = 0.0;
+        for (int i = tid; i < V; i += blockDim.x) {
+            const float p = P[i];
+            if (!(p > 0.f)) continue;
+            const unsigned bits = __float_as_uint(p);
+            if ((bits & hi) != (prefix & hi)) continue;
+            const int d = (int)((bits >> shift) & 255u);
+            if (d != cur) { /* run-length: flat distributions hit one bin, so atomics stay few */
+                if (cur >= 0) {
+                    atomicAdd(&s.cnt[cur], c);
+                    atomicAdd(&s.mass[cur], m);
+                }
+                cur = d;
+                c = 0;
+                m = 0.0;
+            }
+            ++c;
+            m += p;
+        }
+        if (cur >= 0) {
+            atomicAdd(&s.cnt[cur], c);
+            atomicAdd(&s.mass[cur], m);
+        }
+        __syncthreads();
+        if (tid == 0) {
+            long long ac = s.acc_c;
+            double am = s.acc_m;
+            int sel = -1;
+            for (int d = 255; d >= 0; --d) {
+                if (!s.cnt[d]) continue;
+                const double w = mode == 0 ? (double)(ac + s.cnt[d]) : am + s.mass[d];
+                const bool reach = mode == 2 ? w > target : w >= target;
+                if (reach) {
+                    sel = d;
+                    break;
+                }
+                ac += s.cnt[d];
+                am += s.mass[d];
+            }
+            s.sel = sel;
+            s.acc_c = ac;
+            s.acc_m = am;
+            if (sel >= 0) {
+                s.prefix = prefix | ((unsigned)sel << shift);
+                s.tie_cnt = s.cnt[sel];
+            }
+        }
+        __syncthreads();
+        if (s.sel < 0) return res; /* uniform: every thread reads the same value */
+    }
+    const unsigned bits = s.prefix;
+    const float pv = __uint_as_float(bits);
+    const long long ties = s.tie_cnt;
+    long long j;
+    if (mode == 0) {
+        j = (long long)target - s.acc_c;
+    } else {
+        const double q = (target - s.acc_m) / (double)pv;
+        j = mode == 1 ? (long long)ceil(q) : (long long)floor(q) + 1;
+    }
+    if (j < 1) j = 1;
+    if (j > ties) j = ties;
+    /* the j-th smallest id among the ties: 3 passes over id digits (ids < 2^24) */
+    __syncthreads();
+    if (tid == 0) {
+        s.prefix = 0u;
+        s.acc_c = 0;
+    }
+    for (int pass = 0; pass < 3; ++pass) {
+        const int shift = 16 - 8 * pass;
+        for (int i = tid; i < 256; i += blockDim.x) s.cnt[i] = 0u;
+        __syncthreads();
+        const unsigned idp = s.prefix;
+        for (int i = tid; i < V; i += blockDim.x)
+            if (__float_as_uint(P[i]) == bits && ((unsigned)i >> (shift + 8)) == (idp >> (shift + 8)))
+                atomicAdd(&s.cnt[((unsigned)i >> shift) & 255u], 1u);
+        __syncthreads();
+        if (tid == 0) {
+            long long ac = s.acc_c;
+            for (int d = 0; d < 256; ++d) {
+                if (ac + s.cnt[d] >= j) {
+                    s.prefix = idp | ((unsigned)d << shift);
+                    break;
+                }
+                ac += s.cnt[d];
+            }
+            s.acc_c = ac;
+        }
+        __syncthreads();
+    }
+    res.found = 1;
+    res.bits = bits;
+    res.id = (int)s.prefix;
+    __syncthreads();
+    res.mass_incl = 0.0;
+    return res;
+}
+
+__global__ void __launch_bounds__(SAMP_THREADS) sample_kernel(const float *logits, size_t ld, int V,
+                                                              const pl_cuda_sample_params *prm, float *pbuf,
+                                                              int32_t *out) {
+    __shared__ samp_smem s;
+    const int row = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const float *L = logits + (size_t)row * ld;
+    float *P = pbuf + (size_t)row * V;
+    const pl_cuda_sample_params q = prm[row];
+
+    /* argmax as pl_argmax: non-NaN beats NaN, then larger, then lower id */
+    float bv = 0.f;
+    int bi = 0x7fffffff, bvalid = 0;
+    for (int i = tid; i < V; i += blockDim.x) {
+        const float x = L[i];
+        const int valid = !isnan(x);
+        if (bi == 0x7fffffff || (valid && (!bvalid || x > bv))) {
+            bv = x;
+            bi = i;
+            bvalid = valid;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+        const int oi = __shfl_xor_sync(0xffffffffu, bi, o), ovalid = __shfl_xor_sync(0xffffffffu, bvalid, o);
+        const bool better = ovalid != bvalid ? ovalid : (ovalid && ov != bv ? ov > bv : oi < bi);
+        if (better) {
+            bv = ov;
+            bi = oi;
+            bvalid = ovalid;
+        }
+    }
+    if (lane == 0) {
+        s.redf[warp] = bv;
+        s.redi[warp] = bvalid ? bi : -1 - bi;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        float v = 0.f;
+        int id = 0x7fffffff, valid = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+            const int wi = s.redi[w] >= 0 ? s.redi[w] : -1 - s.redi[w], wvalid = s.redi[w] >= 0;
+            if (wi == 0x7fffffff) continue;
+            const bool better = id == 0x7fffffff || (wvalid != valid ? wvalid : (wvalid && s.redf[w] != v ? s.redf[w] > v : wi < id));
+            if (better) {
+                v = s.redf[w];
+                id = wi;
+                valid = wvalid;
+            }
+        }
+        s.redi[0] = id;
+        s.redf[0] = valid ? v : -INFINITY;
+    }
+    __syncthreads();
+    const int argmax = s.redi[0];
+    const float mx = s.redf[0];
+    if (q.temperature <= 0.f || !isfinite(mx)) {
+        if (tid == 0) out[row] = argmax;
+        return;
+    }
+
+    const float inv_t = 1.0f / q.temperature;
+    double sum = 0.0;
+    for (int i = tid; i < V; i += blockDim.x) {
+        float e = expf((L[i] - mx) * inv_t);
+        if (isnan(e)) e = 0.f;
+        P[i] = e;
+        sum += e;
+    }
+    sum = block_sum(sum, s.redd);
+    const float inv = (float)(1.0 / sum);
+    double all = 0.0;
+    for (int i = tid; i < V; i += blockDim.x) {
+        const float p = P[i] * inv;
+        P[i] = p;
+        all += p;
+    }
+    all = block_sum(all, s.redd); /* also a barrier: P is complete */
+
+    /* mass of a found boundary: sum of p over the prefix */
+    auto prefix_mass = [&](const find_res &b) {
+        double m = 0.0;
+        for (int i = tid; i < V; i += blockDim.x) {
+            const float p = P[i];
+            const unsigned bits = __float_as_uint(p);
+            if (p > 0.f && (bits > b.bits || (bits == b.bits && i <= b.id))) m += p;
+        }
+        return block_sum(m, s.redd);
+    };
+
+    const bool use_k = q.top_k > 0 && q.top_k < V;
+    find_res kept = {0, 0u, 0, all};
+    double mass = 1.0; /* without top-k the dropped tail counts (as the CPU sampler) */
+    if (use_k) {
+        find_res b = find_boundary(P, V, 0, (double)q.top_k, s);
+        if (b.found) {
+            b.mass_incl = prefix_mass(b);
+            kept = b;
+        }
+        mass = kept.mass_incl;
+    }
+    if (q.top_p < 1.f) {
+        find_res b = find_boundary(P, V, 1, (double)q.top_p * mass, s);
+        if (b.found && (!kept.found || before_or_eq(b, kept))) {
+            b.mass_incl = prefix_mass(b);
+            kept = b;
+        }
+    }
+    const double total = kept.mass_incl;
+    find_res d = find_boundary(P, V, 2, q.u * total, s);
+    int tok;
+    if (d.found && (!kept.found || before_or_eq(d, kept))) {
+        tok = d.id;
+    } else if (kept.found) {
+        tok = kept.id;
+    } else { /* rounding put the draw past the end: the last positive element */
+        long long n = 0;
+        for (int i = tid; i < V; i += blockDim.x) n += P[i] > 0.f;
+        n = block_sum(n, reinterpret_cast<long long *>(s.redd));
+        find_res e = find_boundary(P, V, 0, (double)n, s);
+        tok = e.found ? e.id : argmax;
+    }
+    if (tid == 0) out[row] = tok;
+}
+
+/* ---- ops table ---- */
+
+int op_weight_create(void *ctx, const pl_weight_src *const *parts, int num_parts, int is_matrix, void **out, char *err,
+                     size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (!parts || num_parts <= 0 || !out)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "weight_create: parts/out is NULL or num_parts %d", num_parts);
+    int rows = 0;
+    const int cols = parts[0]->cols;
+    for (int i = 0; i < num_parts; i++) {
+        if (parts[i]->cols != cols)
+            return pl_fail(err, err_len, PL_ERR_INTERNAL, "weight_create: part %d has %d cols, want %d", i, parts[i]->cols, cols);
+        rows += parts[i]->rows;
+    }
+    if (rows <= 0 || cols <= 0)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "weight_create: shape [%d, %d] must be positive", rows, cols);
+    cuda_weight *w = static_cast<cuda_weight *>(calloc(1, sizeof *w));
+    if (!w) return pl_fail(err, err_len, PL_ERR_NOMEM, "weight_create: out of memory");
+    w->rows = rows;
+    w->cols = cols;
+    w->is_matrix = is_matrix;
+    w->dtype = is_matrix ? b->act : PL_F32;
+    const size_t es = esize(w->dtype), row_bytes = (size_t)cols * es;
+    w->bytes = (size_t)rows * row_bytes;
+    w->d = dev_alloc(b, w->bytes, 0);
+    if (!w->d) {
+        free(w);
+        return pl_fail(err, err_len, PL_ERR_NOMEM, "weight_create [%d, %d]: %s", rows, cols, b->last_err);
+    }
+    /* Convert and upload in chunks of <= 64 MiB through one pinned buffer. */
+    int chunk = (int)((size_t)64 << 20) / (int)(row_bytes > 0 ? row_bytes : 1);
+    if (chunk < 1) chunk = 1;
+    if (chunk > rows) chunk = rows;
+    void *host = nullptr;
+    cudaError_t e = cudaMallocHost(&host, (size_t)chunk * row_bytes);
+    int rc = PL_OK;
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        rc = pl_fail(err, err_len, PL_ERR_NOMEM, "weight_create: %zu bytes of pinned staging: %s", (size_t)chunk * row_bytes,
+                     cudaGetErrorString(e));
+    }
+    for (int r0 = 0; r0 < rows && rc == PL_OK; r0 += chunk) {
+        const int n = rows - r0 < chunk ? rows - r0 : chunk;
+        if ((e = cudaStreamSynchronize(b->stream)) != cudaSuccess) { /* the previous chunk left host */
+            rc = pl_fail(err, err_len, PL_ERR_CUDA, "weight_create: %s", cudaGetErrorString(e));
+            break;
+        }
+        if (pl_cuda_pack_rows(parts, num_parts, r0, n, cols, w->dtype == PL_BF16, host) != PL_OK) {
+            rc = pl_fail(err, err_len, PL_ERR_NOMEM, "weight_create: out of host memory converting rows");
+            break;
+        }
+        e = cudaMemcpyAsync(static_cast<char *>(w->d) + (size_t)r0 * row_bytes, host, (size_t)n * row_bytes,
+                            cudaMemcpyHostToDevice, b->stream);
+        if (e != cudaSuccess) rc = pl_fail(err, err_len, PL_ERR_CUDA, "weight_create: upload: %s", cudaGetErrorString(e));
+    }
+    if (rc == PL_OK && (e = cudaStreamSynchronize(b->stream)) != cudaSuccess)
+        rc = pl_fail(err, err_len, PL_ERR_CUDA, "weight_create: %s", cudaGetErrorString(e));
+    if (host) cudaFreeHost(host);
+    if (rc != PL_OK) {
+        dev_free(b, w->d);
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return PL_OK;
+}
+
+void op_weight_free(void *ctx, void *p) {
+    cuda_weight *w = static_cast<cuda_weight *>(p);
+    if (!w) return;
+    dev_free(static_cast<pl_cuda_backend *>(ctx), w->d);
+    free(w);
+}
+
+int op_weight_row(void *ctx, const void *p, int r, float *out, char *err, size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    const cuda_weight *w = static_cast<const cuda_weight *>(p);
+    if (r < 0 || r >= w->rows) return pl_fail(err, err_len, PL_ERR_INVALID, "weight_row: row %d outside [0, %d)", r, w->rows);
+    const size_t es = esize(w->dtype);
+    void *tmp = malloc((size_t)w->cols * es);
+    if (!tmp) return pl_fail(err, err_len, PL_ERR_NOMEM, "weight_row: out of memory");
+    cudaError_t e = cudaMemcpyAsync(tmp, static_cast<const char *>(w->d) + (size_t)r * w->cols * es, (size_t)w->cols * es,
+                                    cudaMemcpyDeviceToHost, b->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
+    if (e != cudaSuccess) {
+        free(tmp);
+        return pl_fail(err, err_len, PL_ERR_CUDA, "weight_row: %s", cudaGetErrorString(e));
+    }
+    if (w->dtype == PL_BF16)
+        for (int k = 0; k < w->cols; k++) {
+            uint32_t u = (uint32_t)static_cast<const uint16_t *>(tmp)[k] << 16;
+            memcpy(&out[k], &u, 4);
+        }
+    else
+        memcpy(out, tmp, (size_t)w->cols * 4);
+    free(tmp);
+    return PL_OK;
+}
+
+size_t op_weight_bytes(void *, const void *p) { return static_cast<const cuda_weight *>(p)->bytes; }
+
+void *op_alloc(void *ctx, size_t bytes) { return dev_alloc(static_cast<pl_cuda_backend *>(ctx), bytes, 1); }
+void op_free(void *ctx, void *p) { dev_free(static_cast<pl_cuda_backend *>(ctx), p); }
+
+int op_embed(void *ctx, const void *p, const int32_t *tokens, int n, void *out, char *err, size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    const cuda_weight *w = static_cast<const cuda_weight *>(p);
+    int frc = flush_appends(b);
+    if (frc) return fwd(b, frc, err, err_len);
+    if (n <= 0) return PL_OK;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= w->rows)
+            return pl_fail(err, err_len, PL_ERR_INVALID, "tokens[%d]: id %d outside [0, %d)", i, tokens[i], w->rows);
+    void *dt = nullptr;
+    int rc = stage_upload(b, SLOT_TOKENS, tokens, sizeof(int32_t) * (size_t)n, &dt);
+    if (rc) return fwd(b, rc, err, err_len);
+    const int threads = w->cols >= 256 ? 256 : 128;
+    if (w->dtype == PL_BF16)
+        embed_kernel<<<n, threads, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(w->d), static_cast<const int32_t *>(dt),
+                                                   w->cols, static_cast<__nv_bfloat16 *>(out));
+    else
+        embed_kernel<<<n, threads, 0, b->stream>>>(static_cast<const float *>(w->d), static_cast<const int32_t *>(dt), w->cols,
+                                                   static_cast<float *>(out));
+    return fwd(b, check_launch(b, "embed kernel"), err, err_len);
+}
+
+int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc;
+    const cuda_weight *w = static_cast<const cuda_weight *>(wp);
+    if (rows <= 0) return PL_OK;
+    if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
+    const int threads = dim >= 1024 ? 512 : dim >= 256 ? 256 : 128;
+    if (b->act == PL_BF16)
+        rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(x), static_cast<const float *>(w->d), dim,
+                                                       eps, static_cast<__nv_bfloat16 *>(out));
+    else
+        rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<const float *>(x), static_cast<const float *>(w->d), dim, eps,
+                                                       static_cast<float *>(out));
+    return check_launch(b, "rmsnorm kernel");
+}
+
+int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    const cuda_weight *w = static_cast<const cuda_weight *>(wp);
+    int frc = flush_appends(b);
+    if (frc) return fwd(b, frc, err, err_len);
+    if (!w->is_matrix) return pl_fail(err, err_len, PL_ERR_INTERNAL, "matmul: weight is not a matrix");
+    if (rows <= 0) return PL_OK;
+    const int N = w->rows, K = w->cols;
+    const bool f32_out = out_f32 || b->act == PL_F32;
+    /* Logits may land in host memory (the forward pass's logit buffers): compute into device
+     * scratch and copy back. */
+    cudaPointerAttributes at;
+    bool host_out = false;
+    if (out_f32 && cudaPointerGetAttributes(&at, out) != cudaSuccess) {
+        cudaGetLastError();
+        host_out = true;
+    } else if (out_f32) {
+        host_out = at.type == cudaMemoryTypeHost || at.type == cudaMemoryTypeUnregistered;
+    }
+    const size_t out_bytes = (size_t)rows * N * (f32_out ? 4 : 2);
+    void *dst = out;
+    if (host_out) {
+        int rc = ensure_scratch(b, out_bytes);
+        if (rc) return fwd(b, rc, err, err_len);
+        dst = b->scratch;
+    }
+    const float alpha = 1.f, beta = 0.f;
+    const cudaDataType_t in_t = b->act == PL_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cudaDataType_t out_t = f32_out ? CUDA_R_32F : CUDA_R_16BF;
+    /* Column-major view: out^T [N, rows] = W [N, K] (row-major [N, K] read transposed) x^T [K, rows]. */
+    cublasStatus_t st = cublasGemmEx(b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, rows, K, &alpha, w->d, in_t, K, x, in_t, K, &beta,
+                                     dst, out_t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: cuBLAS status %d (%s)", rows, K, N, K, (int)st,
+                       cublasGetStatusString(st));
+    if (host_out) {
+        cudaError_t e = cudaMemcpyAsync(out, dst, out_bytes, cudaMemcpyDeviceToHost, b->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
+        if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "matmul: copying %zu bytes to the host: %s", out_bytes, cudaGetErrorString(e));
+    }
+    return PL_OK;
+}
+
+int op_rope_table(void *ctx, const int32_t *pos, int rows, int hd, double theta, float *cs) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc;
+    if (rows <= 0) return PL_OK;
+    if (hd <= 0 || hd % 2 || hd > 1024) return set_err(b, PL_ERR_INVALID, "rope_table: head_dim %d must be even and <= 1024", hd);
+    const int half = hd / 2;
+    /* positions then inverse frequencies, computed as the CPU path does (f32 powf) */
+    size_t bytes = sizeof(int32_t) * (size_t)rows + sizeof(float) * (size_t)half;
+    char *tmp = static_cast<char *>(malloc(bytes));
+    if (!tmp) return set_err(b, PL_ERR_NOMEM, "rope_table: out of host memory");
+    memcpy(tmp, pos, sizeof(int32_t) * (size_t)rows);
+    float *invf = reinterpret_cast<float *>(tmp + sizeof(int32_t) * (size_t)rows);
+    for (int i = 0; i < half; i++) invf[i] = 1.0f / powf((float)theta, (float)(2 * i) / (float)hd);
+    void *d = nullptr;
+    int rc = stage_upload(b, SLOT_ROPE, tmp, bytes, &d);
+    free(tmp);
+    if (rc) return rc;
+    const int32_t *dpos = static_cast<const int32_t *>(d);
+    const float *dinv = reinterpret_cast<const float *>(static_cast<char *>(d) + sizeof(int32_t) * (size_t)rows);
+    rope_table_kernel<<<grid_for((size_t)rows * half, 256), 256, 0, b->stream>>>(dpos, dinv, rows, hd, cs);
+    return check_launch(b, "rope_table kernel");
+}
+
+int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, int nkv, int hd, const void *qn, const void *kn,
+                    float eps, const float *cs) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc;
+    if (rows <= 0) return PL_OK;
+    if (hd <= 0 || hd % 2 || hd > 1024) return set_err(b, PL_ERR_INVALID, "qk_norm_rope: head_dim %d must be even and <= 1024", hd);
+    const int heads = nq + nkv, wpb = 4;
+    dim3 grid((unsigned)rows, (unsigned)((heads + wpb - 1) / wpb));
+    const size_t smem = sizeof(float) * (size_t)wpb * hd;
+    const float *wq = static_cast<const float *>(static_cast<const cuda_weight *>(qn)->d);
+    const float *wk = static_cast<const float *>(static_cast<const cuda_weight *>(kn)->d);
+    if (b->act == PL_BF16)
+        qk_norm_rope_kernel<<<grid, 32 * wpb, smem, b->stream>>>(static_cast<__nv_bfloat16 *>(qkv), row_stride, nq, nkv, hd, wq, wk,
+                                                                 eps, cs);
+    else
+        qk_norm_rope_kernel<<<grid, 32 * wpb, smem, b->stream>>>(static_cast<float *>(qkv), row_stride, nq, nkv, hd, wq, wk, eps, cs);
+    return check_launch(b, "qk_norm_rope kernel");
+}
+
+int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc;
+    const size_t n = (size_t)rows * inter;
+    if (!n) return PL_OK;
+    if (b->act == PL_BF16)
+        swiglu_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(gu), rows, inter,
+                                                               static_cast<__nv_bfloat16 *>(out));
+    else
+        swiglu_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<const float *>(gu), rows, inter, static_cast<float *>(out));
+    return check_launch(b, "swiglu kernel");
+}
+
+int op_add(void *ctx, void *h, const void *x, size_t n) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc;
+    if (!n) return PL_OK;
+    if (b->act == PL_BF16)
+        add_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x), n);
+    else
+        add_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<float *>(h), static_cast<const float *>(x), n);
+    return check_launch(b, "add kernel");
+}
+
+int op_copy_rows(void *ctx, void *dst, size_t dst_stride, const void *src, size_t src_stride, int rows, int width) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc;
+    if (rows <= 0 || width <= 0) return PL_OK;
+    const size_t e = esize(b->act);
+    cudaError_t err = cudaMemcpy2DAsync(dst, dst_stride * e, src, src_stride * e, (size_t)width * e, (size_t)rows,
+                                        cudaMemcpyDeviceToDevice, b->stream);
+    if (err != cudaSuccess) return set_err(b, PL_ERR_CUDA, "copy_rows: %s", cudaGetErrorString(err));
+    return PL_OK;
+}
+
+/* Appends a chunk already in device memory: reserve pages and commit (host metadata) now;
+ * the device copy joins the pending batch when it continues it (next rows of the same
+ * buffer, same pool storage), else the batch is launched first. */
+int op_kv_append(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *ch, char *err, size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (!cache || !ch) return pl_fail(err, err_len, PL_ERR_INVALID, "kv_append: cache/chunk is NULL");
+    const int n = ch->num_tokens;
+    if (n <= 0) return pl_fail(err, err_len, PL_ERR_INVALID, "kv chunk: num_tokens %d must be > 0", n);
+    const pl_page_pool_config *pc = pl_page_pool_get_config(cache->pool);
+    if (ch->dtype != pc->dtype || ch->num_kv_heads != pc->num_kv_heads || ch->head_dim != pc->head_dim)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "kv chunk: (dtype %d, heads %d, head_dim %d) must match the pool (%d, %d, %d)",
+                       (int)ch->dtype, ch->num_kv_heads, ch->head_dim, (int)pc->dtype, pc->num_kv_heads, pc->head_dim);
+    if (!ch->k || !ch->v) return pl_fail(err, err_len, PL_ERR_INVALID, "kv chunk: k/v is NULL");
+    const size_t es = esize(ch->dtype), stride = ch->token_stride ? ch->token_stride : (size_t)pc->num_kv_heads * pc->head_dim;
+    if (stride < (size_t)pc->num_kv_heads * pc->head_dim)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "kv chunk: token_stride %zu is below num_kv_heads * head_dim", stride);
+    int rc = pl_seq_cache_reserve(cache, n, err, err_len); /* may grow storage: pending rows are copied along */
+    if (rc) return rc;
+    pl_page_pool_stats st;
+    pl_page_pool_get_stats(cache->pool, &st);
+    void *kp = pl_page_pool_keys(cache->pool), *vp = pl_page_pool_values(cache->pool);
+    kv_pending &p = b->pend;
+    const char *k = static_cast<const char *>(ch->k), *v = static_cast<const char *>(ch->v);
+    const bool joins = p.n > 0 && p.kp == kp && p.vp == vp && p.cap_pages == st.capacity_pages && p.dt == ch->dtype &&
+                       p.heads == pc->num_kv_heads && p.hd == pc->head_dim && p.ps == pc->page_size && p.stride == stride &&
+                       p.k + (size_t)p.n * stride * es == k && p.v + (size_t)p.n * stride * es == v;
+    if (p.n > 0 && !joins && (rc = flush_appends(b))) return fwd(b, rc, err, err_len);
+    if (p.n + n > p.cap) {
+        int cap = p.cap ? p.cap : 256;
+        while (cap < p.n + n) cap *= 2;
+        int32_t *meta = static_cast<int32_t *>(malloc(sizeof(int32_t) * 2 * (size_t)cap));
+        int32_t *comb = static_cast<int32_t *>(malloc(sizeof(int32_t) * 2 * (size_t)cap));
+        if (!meta || !comb) {
+            free(meta), free(comb);
+            return pl_fail(err, err_len, PL_ERR_NOMEM, "kv_append: out of memory");
+        }
+        if (p.n) {
+            memcpy(meta, p.meta, sizeof(int32_t) * (size_t)p.n);
+            memcpy(meta + cap, p.meta + p.cap, sizeof(int32_t) * (size_t)p.n);
+        }
+        free(p.meta), free(p.comb);
+        p.meta = meta, p.comb = comb, p.cap = cap;
+    }
+    if (p.n == 0) {
+        p.dt = ch->dtype, p.heads = pc->num_kv_heads, p.hd = pc->head_dim, p.ps = pc->page_size;
+        p.cap_pages = st.capacity_pages, p.k = k, p.v = v, p.stride = stride, p.es = es, p.kp = kp, p.vp = vp;
+    }
+    const int ps = pc->page_size;
+    for (int t = 0; t < n; t++) {
+        const int pos = cache->offset + t;
+        p.meta[p.n + t] = cache->page_ids[pos / ps];
+        p.meta[p.cap + p.n + t] = pos % ps;
+    }
+    p.n += n;
+    return pl_seq_cache_commit(cache, n, err, err_len);
+}
+
+/* Paged attention with the host block table and context lengths uploaded (skipped when
+ * they equal the previous upload, as for every layer after the first). */
+int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err, size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (!args) return pl_fail(err, err_len, PL_ERR_INVALID, "args: NULL");
+    int frc = flush_appends(b);
+    if (frc) return fwd(b, frc, err, err_len);
+    if (args->batch <= 0 || args->max_pages <= 0 || !args->block_table || !args->context_lens)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "paged_attention: batch %d, max_pages %d, block_table/context_lens %s",
+                       args->batch, args->max_pages, args->block_table && args->context_lens ? "set" : "NULL");
+    const size_t nbt = (size_t)args->batch * args->max_pages;
+    const size_t bytes = sizeof(int32_t) * (nbt + (size_t)args->batch);
+    int32_t *meta = static_cast<int32_t *>(malloc(bytes));
+    if (!meta) return pl_fail(err, err_len, PL_ERR_NOMEM, "paged_attention: out of memory");
+    memcpy(meta, args->block_table, sizeof(int32_t) * nbt);
+    memcpy(meta + nbt, args->context_lens, sizeof(int32_t) * (size_t)args->batch);
+    void *d = nullptr;
+    int rc = stage_upload_cached(b, SLOT_ATTN, meta, bytes, &d);
+    free(meta);
+    if (rc) return fwd(b, rc, err, err_len);
+    pl_paged_attention_args a = *args;
+    a.block_table = static_cast<const int32_t *>(d);
+    a.context_lens = static_cast<const int32_t *>(d) + nbt;
+    pl_cuda_attn_options opt;
+    memset(&opt, 0, sizeof opt);
+    const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
+    if (ws > b->attn_ws_bytes) {
+        cudaStreamSynchronize(b->stream);
+        if (b->attn_ws) cudaFree(b->attn_ws);
+        b->attn_ws = nullptr;
+        b->attn_ws_bytes = 0;
+        cudaError_t e = cudaMalloc(&b->attn_ws, ws * 2);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            b->attn_ws = nullptr;
+            return pl_fail(err, err_len, cuda_status(e), "paged_attention: %zu bytes of split workspace: %s", ws * 2,
+                           cudaGetErrorString(e));
+        }
+        b->attn_ws_bytes = ws * 2;
+    }
+    opt.workspace = b->attn_ws;
+    opt.workspace_bytes = b->attn_ws_bytes;
+    return pl_paged_attention_cuda_ex(&a, &opt, b->stream, err, err_len);
+}
+
+const char *op_last_error(void *ctx) { return static_cast<pl_cuda_backend *>(ctx)->last_err; }
+
+pl_backend_ops make_ops() {
+    pl_backend_ops o;
+    memset(&o, 0, sizeof o);
+    o.name = "cuda";
+    o.weight_create = op_weight_create;
+    o.weight_free = op_weight_free;
+    o.weight_row = op_weight_row;
+    o.weight_bytes = op_weight_bytes;
+    o.alloc = op_alloc;
+    o.free = op_free;
+    o.embed = op_embed;
+    o.rmsnorm = op_rmsnorm;
+    o.matmul = op_matmul;
+    o.rope_table = op_rope_table;
+    o.qk_norm_rope = op_qk_norm_rope;
+    o.swiglu = op_swiglu;
+    o.add = op_add;
+    o.kv_append = op_kv_append;
+    o.paged_attention = op_paged_attention;
+    o.copy_rows = op_copy_rows;
+    o.last_error = op_last_error;
+    return o;
+}
+
+const pl_backend_ops k_cuda_ops = make_ops();
+
+/* ---- page-pool storage ---- */
+
+void *kv_alloc(void *ctx, size_t bytes) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    void *p = dev_alloc(b, bytes, 1);
+    if (p && cudaStreamSynchronize(b->stream) != cudaSuccess) { /* zeroed before the pool hands it out */
+        dev_free(b, p);
+        return nullptr;
+    }
+    return p;
+}
+void kv_free(void *ctx, void *p) { dev_free(static_cast<pl_cuda_backend *>(ctx), p); }
+int kv_copy(void *ctx, void *dst, const void *src, size_t bytes) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc; /* pending rows go to the old storage first */
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, b->stream);
+    if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "page copy of %zu bytes: %s", bytes, cudaGetErrorString(e));
+    return PL_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int pl_cuda_device_check(char *err, size_t err_len) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "no usable CUDA device: %s", cudaGetErrorString(e));
+    }
+    if (n <= 0) return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "no CUDA device found");
+    return PL_OK;
+}
+
+int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err, size_t err_len) {
+    if (!out) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_cuda_backend_create: out is NULL");
+    *out = nullptr;
+    if (act != PL_BF16 && act != PL_F32) return pl_fail(err, err_len, PL_ERR_INVALID, "act: %d is neither PL_BF16 nor PL_F32", act);
+    int rc = pl_cuda_device_check(err, err_len);
+    if (rc) return rc;
+    int n = 0;
+    cudaGetDeviceCount(&n);
+    if (device < 0 || device >= n) return pl_fail(err, err_len, PL_ERR_INVALID, "device: %d outside [0, %d)", device, n);
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "cudaSetDevice(%d): %s", device, cudaGetErrorString(e));
+    pl_cuda_backend *b = new (std::nothrow) pl_cuda_backend();
+    if (!b) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_backend_create: out of memory");
+    b->act = (pl_dtype)act;
+    b->device = device;
+    if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        delete b;
+        return pl_fail(err, err_len, PL_ERR_CUDA, "cudaStreamCreate: %s", cudaGetErrorString(e));
+    }
+    cublasStatus_t st = cublasCreate(&b->blas);
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(b->blas, b->stream);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        pl_cuda_backend_destroy(b);
+        return pl_fail(err, err_len, PL_ERR_CUDA, "cuBLAS handle: status %d (%s)", (int)st, cublasGetStatusString(st));
+    }
+    b->kv_ops.alloc = kv_alloc;
+    b->kv_ops.free = kv_free;
+    b->kv_ops.copy = kv_copy;
+    b->kv_ops.ctx = b;
+    *out = b;
+    return PL_OK;
+}
+
+void pl_cuda_backend_destroy(pl_cuda_backend *b) {
+    if (!b) return;
+    flush_appends(b);
+    if (b->stream) cudaStreamSynchronize(b->stream);
+    if (b->blas) cublasDestroy(b->blas);
+    free(b->pend.meta);
+    free(b->pend.comb);
+    for (int i = 0; i < NUM_SLOTS; i++) {
+        if (b->slots[i].host) cudaFreeHost(b->slots[i].host);
+        if (b->slots[i].dev) cudaFree(b->slots[i].dev);
+    }
+    if (b->scratch) cudaFree(b->scratch);
+    if (b->attn_ws) cudaFree(b->attn_ws);
+    /* whatever the caller did not free goes too */
+    for (int i = 0; i < b->num_recs; i++) cudaFree(b->recs[i].p);
+    free(b->recs);
+    if (b->stream) cudaStreamDestroy(b->stream);
+    delete b;
+}
+
+const pl_backend_ops *pl_cuda_backend_ops(void) { return &k_cuda_ops; }
+const char *pl_cuda_backend_last_error(const pl_cuda_backend *b) { return b ? b->last_err : "backend is NULL"; }
+void *pl_cuda_backend_stream(pl_cuda_backend *b) { return b ? b->stream : nullptr; }
+size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) { return b ? b->live_bytes : 0; }
+void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth) {
+    if (b) b->fail_after = nth > 0 ? nth : 0;
+}
+const pl_kv_storage_ops *pl_cuda_backend_kv_storage(pl_cuda_backend *b) { return b ? &b->kv_ops : nullptr; }
+
+int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len) {
+    if (!b) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_cuda_backend_sync: backend is NULL");
+    if (int frc = flush_appends(b)) return fwd(b, frc, err, err_len);
+    cudaError_t e = cudaStreamSynchronize(b->stream);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) return pl_fail(err, err_len, cuda_status(e), "CUDA stream: %s", cudaGetErrorString(e));
+    return PL_OK;
+}
+
+int pl_cuda_kv_budget_pages(size_t page_bytes, size_t budget_mib, double fraction, size_t reserve_mib, int *pages, char *err,
+                            size_t err_len) {
+    if (!pages) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_cuda_kv_budget_pages: pages is NULL");
+    *pages = 0;
+    if (page_bytes == 0) return pl_fail(err, err_len, PL_ERR_INVALID, "page_bytes: 0 must be positive");
+    size_t bytes;
+    if (budget_mib > 0) {
+        bytes = budget_mib << 20;
+    } else {
+        if (!(fraction > 0 && fraction <= 1))
+            return pl_fail(err, err_len, PL_ERR_INVALID, "fraction: %g must be in (0, 1]", fraction);
+        int rc = pl_cuda_device_check(err, err_len);
+        if (rc) return rc;
+        size_t fr = 0, total = 0;
+        cudaError_t e = cudaMemGetInfo(&fr, &total);
+        if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "cudaMemGetInfo: %s", cudaGetErrorString(e));
+        const size_t reserve = reserve_mib << 20;
+        double avail = fr > reserve ? (double)(fr - reserve) : 0.0;
+        bytes = (size_t)(avail * fraction);
+    }
+    size_t n = bytes / page_bytes;
+    if (n > 0x7fffffff) n = 0x7fffffff;
+    if (n < 1)
+        return pl_fail(err, err_len, PL_ERR_NOMEM, "KV budget of %zu bytes holds no page of %zu bytes", bytes, page_bytes);
+    *pages = (int)n;
+    return PL_OK;
+}
+
+int pl_cuda_sample(pl_cuda_backend *b, const float *logits, size_t ld, int rows, int vocab, const pl_cuda_sample_params *params,
+                   int32_t *tokens, char *err, size_t err_len) {
+    if (!b || !logits || !params || !tokens)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "pl_cuda_sample: backend/logits/params/tokens is NULL");
+    if (rows <= 0) return pl_fail(err, err_len, PL_ERR_INVALID, "rows: %d must be > 0", rows);
+    if (vocab <= 0 || vocab > (1 << 24)) return pl_fail(err, err_len, PL_ERR_INVALID, "vocab: %d must be in [1, 2^24]", vocab);
+    if (ld < (size_t)vocab) return pl_fail(err, err_len, PL_ERR_INVALID, "ld: %zu is below vocab %d", ld, vocab);
+    for (int r = 0; r < rows; r++) {
+        const pl_cuda_sample_params *p = &params[r];
+        if (!isfinite(p->temperature)) return pl_fail(err, err_len, PL_ERR_INVALID, "params[%d].temperature: %g must be finite", r, p->temperature);
+        if (p->top_k < 0) return pl_fail(err, err_len, PL_ERR_INVALID, "params[%d].top_k: %d must be >= 0", r, p->top_k);
+        if (!(p->top_p > 0 && p->top_p <= 1)) return pl_fail(err, err_len, PL_ERR_INVALID, "params[%d].top_p: %g must be in (0, 1]", r, p->top_p);
+        if (!(p->u >= 0 && p->u < 1)) return pl_fail(err, err_len, PL_ERR_INVALID, "params[%d].u: %g must be in [0, 1)", r, p->u);
+    }
+    if (int frc = flush_appends(b)) return fwd(b, frc, err, err_len);
+    /* params then room for the tokens, in one slot */
+    const size_t pbytes = sizeof(pl_cuda_sample_params) * (size_t)rows, tbytes = sizeof(int32_t) * (size_t)rows;
+    void *d = nullptr;
+    int rc = ensure_scratch(b, sizeof(float) * (size_t)rows * vocab);
+    if (rc == PL_OK) {
+        char *tmp = static_cast<char *>(malloc(pbytes + tbytes));
+        if (!tmp) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_sample: out of memory");
+        memcpy(tmp, params, pbytes);
+        memset(tmp + pbytes, 0xff, tbytes);
+        rc = stage_upload(b, SLOT_SAMPLE, tmp, pbytes + tbytes, &d);
+        free(tmp);
+    }
+    if (rc) return fwd(b, rc, err, err_len);
+    int32_t *dtok = reinterpret_cast<int32_t *>(static_cast<char *>(d) + pbytes);
+    sample_kernel<<<rows, SAMP_THREADS, 0, b->stream>>>(logits, ld, vocab, static_cast<const pl_cuda_sample_params *>(d),
+                                                        static_cast<float *>(b->scratch), dtok);
+    if ((rc = check_launch(b, "sample kernel"))) return fwd(b, rc, err, err_len);
+    cudaError_t e = cudaMemcpyAsync(tokens, dtok, tbytes, cudaMemcpyDeviceToHost, b->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
+    if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: %s", cudaGetErrorString(e));
+    return PL_OK;
+}
+
+} // extern "C"

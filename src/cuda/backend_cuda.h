@@ -1,0 +1,84 @@
+/* The CUDA backend of the forward pass: the pl_backend_ops table on one GPU (weights
+ * uploaded once as the activation dtype, bf16 by default; cuBLAS GEMMs with f32
+ * accumulation; fused kernels for embedding, RMSNorm, q/k norm + RoPE, SwiGLU, add, row
+ * copies), K/V page-pool storage in device memory, a KV page budget sized from free device
+ * memory, and last-row sampling (greedy / temperature / top-k / top-p) on the device.
+ *
+ * All work is enqueued on the backend's own stream. Ops of the table that have no err
+ * argument keep their message in the backend (pl_cuda_backend_last_error). Asynchronous
+ * kernel faults surface at the next synchronizing call (pl_cuda_backend_sync, a matmul
+ * into host memory, sampling). Built without CUDA, every entry point returns
+ * PL_ERR_UNSUPPORTED. */
+#ifndef PL_CUDA_BACKEND_CUDA_H
+#define PL_CUDA_BACKEND_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pagellm/kv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pl_backend_ops;
+struct pl_weight_src;
+typedef struct pl_cuda_backend pl_cuda_backend;
+
+/* PL_OK when a CUDA device is usable; PL_ERR_UNSUPPORTED with the reason otherwise. */
+int pl_cuda_device_check(char *err, size_t err_len);
+
+/* A backend on device `device` (0 = first) for activations of dtype act (PL_BF16 or PL_F32;
+ * weights are stored in the same dtype, vectors as f32). */
+int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err, size_t err_len);
+/* Frees everything the backend still owns (staging buffers, stream, cuBLAS handle, and any
+ * device allocation not yet freed: destroy page pools on its storage first). */
+void pl_cuda_backend_destroy(pl_cuda_backend *b);
+/* The ops table; its ctx argument is a pl_cuda_backend. */
+const struct pl_backend_ops *pl_cuda_backend_ops(void);
+/* Message of the last failure of an op without an err argument ("" when none). */
+const char *pl_cuda_backend_last_error(const pl_cuda_backend *b);
+/* The backend's cudaStream_t. */
+void *pl_cuda_backend_stream(pl_cuda_backend *b);
+/* Waits for the stream; reports any asynchronous kernel fault. */
+int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len);
+/* Device bytes allocated through the backend and not yet freed (weights, buffers, pools). */
+size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
+/* Test hook: the n-th device allocation from now (1 = the next) fails as out of memory;
+ * 0 disarms. */
+void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth);
+
+/* Page-pool storage in device memory (zeroed on allocation, device-to-device growth copy). */
+const pl_kv_storage_ops *pl_cuda_backend_kv_storage(pl_cuda_backend *b);
+
+/* A capped page budget: budget_mib > 0 takes that many MiB, else fraction (0, 1] of the free
+ * device memory (cudaMemGetInfo) minus reserve_mib. page_bytes = K + V bytes of one page
+ * across all layers. *pages >= 1, or PL_ERR_NOMEM when not even one page fits. */
+int pl_cuda_kv_budget_pages(size_t page_bytes, size_t budget_mib, double fraction, size_t reserve_mib, int *pages,
+                            char *err, size_t err_len);
+
+/* Per-row sampling parameters with the row's uniform draw u in [0, 1) (the host keeps the
+ * seeded generator, so the CPU sampler and the device agree draw for draw). */
+typedef struct pl_cuda_sample_params {
+    float temperature; /* <= 0: greedy */
+    int top_k;         /* 0 = off */
+    float top_p;       /* 1 = off */
+    double u;
+} pl_cuda_sample_params;
+
+/* tokens[r] = sample of row r of the device f32 logits (rows ld floats apart, vocab
+ * columns), with src/model/sampler.c's semantics: greedy argmax (first max, NaN skipped);
+ * else softmax(logits / temperature), keep the top_k best (ties: lower id first), then the
+ * smallest prefix holding top_p of the kept mass, then the token where u * mass falls.
+ * params and tokens are host arrays. */
+int pl_cuda_sample(pl_cuda_backend *b, const float *logits, size_t ld, int rows, int vocab,
+                   const pl_cuda_sample_params *params, int32_t *tokens, char *err, size_t err_len);
+
+/* Host helper (backend_cuda_host.c): rows [row0, row0 + n) of the parts stacked, as bf16
+ * (bf16 != 0) or f32 into out, converted on OpenMP threads. PL_OK or PL_ERR_NOMEM. */
+int pl_cuda_pack_rows(const struct pl_weight_src *const *parts, int num_parts, int row0, int n, int cols, int bf16, void *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

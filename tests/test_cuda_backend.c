@@ -1,0 +1,587 @@
+/* The CUDA backend against the CPU backend, op by op, on random inputs with odd sizes (a
+ * ggml-style backend test): weights (upload, row read-back), matmul (act and f32 output,
+ * device and host destinations), embedding, RMSNorm, RoPE table, q/k norm + RoPE, SwiGLU,
+ * add, row copies, K/V append + paged attention through device page pools (growth copies
+ * checked byte for byte against host pools), device sampling against src/model/sampler.c
+ * draw for draw, the KV budget helper, and the error paths (bad arguments, out of memory,
+ * nothing leaked). Exits 77 (skip) without CUDA or a GPU. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Without a GPU (or without CUDA) the entry points say so clearly; checked before skipping. */
+#include "base/bf16.h"
+#include "cuda/backend_cuda.h"
+#include "model/model_internal.h"
+#include "pagellm/model.h"
+/* The host packing helper (OpenMP, no device): parts stacked, f32 and bf16. */
+static int pack_checks(void) {
+    float a[3 * 6], b[2 * 6], f[5 * 6], row[6];
+    uint16_t h[5 * 6];
+    for (int i = 0; i < 18; i++) a[i] = (float)i * 0.37f - 2.0f;
+    for (int i = 0; i < 12; i++) b[i] = (float)i * -1.13f + 0.5f;
+    pl_weight_src sa = {PL_SRC_F32, 3, 6, a, NULL, 0, 0, 0}, sb = {PL_SRC_F32, 2, 6, b, NULL, 0, 0, 0};
+    const pl_weight_src *parts[2] = {&sa, &sb};
+    if (pl_cuda_pack_rows(parts, 2, 0, 5, 6, 0, f) != PL_OK || pl_cuda_pack_rows(parts, 2, 1, 4, 6, 1, h) != PL_OK) return 1;
+    for (int r = 0; r < 5; r++) {
+        pl_weight_src_row(r < 3 ? &sa : &sb, r < 3 ? r : r - 3, row);
+        for (int k = 0; k < 6; k++) {
+            if (f[r * 6 + k] != row[k]) return 1;
+            if (r >= 1 && h[(r - 1) * 6 + k] != pl_f32_to_bf16(row[k])) return 1;
+        }
+    }
+    return 0;
+}
+
+static int no_gpu_checks(const char *want) {
+    char e[512];
+    int pages = 0, bad = 0;
+    if (pack_checks()) bad |= 16;
+    pl_model *m = NULL;
+    pl_model_options o = {PL_BF16, PL_DEVICE_CUDA, 1, 0};
+    if (pl_cuda_device_check(e, sizeof e) != PL_ERR_UNSUPPORTED || !strstr(e, want)) bad |= 1;
+    if (pl_model_create_synthetic("tiny", 1, &o, &m, e, sizeof e) != PL_ERR_UNSUPPORTED || m || !strstr(e, want)) bad |= 2;
+    if (pl_cuda_kv_budget_pages(1 << 20, 64, 0, 0, &pages, e, sizeof e) != PL_OK || pages != 64) bad |= 4; /* MiB: no device */
+    if (pl_cuda_kv_budget_pages(1 << 20, 0, 0.5, 0, &pages, e, sizeof e) != PL_ERR_UNSUPPORTED) bad |= 8;
+    if (bad) fprintf(stderr, "no-GPU error paths: failure mask %d (last message: %s)\n", bad, e);
+    return bad;
+}
+
+#ifndef PL_HAVE_CUDA
+int main(void) {
+    if (no_gpu_checks("without CUDA")) return 1;
+    printf("SKIP: pagellm built without CUDA\n");
+    return 77;
+}
+#else
+#include <cuda_runtime.h>
+
+#include "test_util.h"
+
+#include "base/bf16.h"
+#include "base/rng.h"
+#include "cuda/backend_cuda.h"
+#include "model/model_internal.h"
+#include "pagellm/model.h"
+
+static char err[512];
+static uint64_t rs = 0x2545f4914f6cdd1dull;
+static uint32_t rnd(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs >> 11);
+}
+static float runif(void) { return (float)(rnd() % 2000001) / 1000000.0f - 1.0f; }
+
+typedef struct pair {
+    pl_dtype dt;
+    pl_cpu_backend cpu;
+    const pl_backend_ops *co, *go;
+    pl_cuda_backend *g;
+    cudaStream_t st;
+} pair;
+
+static size_t esz(pl_dtype t) { return t == PL_F32 ? 4 : 2; }
+
+/* n random values, rounded to the act dtype so both backends see the same inputs */
+static float *rand_act(pl_dtype dt, size_t n, float scale) {
+    float *x = malloc(sizeof(float) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) x[i] = runif() * scale;
+    if (dt == PL_BF16)
+        for (size_t i = 0; i < n; i++) x[i] = pl_bf16_round(x[i]);
+    return x;
+}
+
+static void *to_act(pl_dtype dt, const float *x, size_t n) {
+    void *o = malloc(n * esz(dt) + 16);
+    if (dt == PL_BF16)
+        pl_bf16_from_f32_array(o, x, n);
+    else
+        memcpy(o, x, n * 4);
+    return o;
+}
+
+static void from_act(pl_dtype dt, const void *p, size_t n, float *out) {
+    if (dt == PL_BF16)
+        pl_bf16_to_f32_array(out, p, n);
+    else
+        memcpy(out, p, n * 4);
+}
+
+/* device buffer through the backend holding the host bytes */
+static void *dup_dev(pair *p, const void *h, size_t bytes) {
+    void *d = p->go->alloc(p->g, bytes);
+    CHECK(d != NULL);
+    if (!d) exit(1);
+    CHECK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, p->st) == cudaSuccess);
+    CHECK(cudaStreamSynchronize(p->st) == cudaSuccess);
+    return d;
+}
+
+static void down(pair *p, void *h, const void *d, size_t bytes) {
+    CHECK_OK(pl_cuda_backend_sync(p->g, err, sizeof err), err);
+    CHECK(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, p->st) == cudaSuccess);
+    CHECK(cudaStreamSynchronize(p->st) == cudaSuccess);
+}
+
+/* max|got - ref| <= tol * max(max|ref|, floor) */
+static void cmp(const char *what, const float *got, const float *ref, size_t n, double tol, double floor_) {
+    double md = 0, mr = floor_;
+    size_t worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - ref[i]);
+        if (!(d <= md)) md = d, worst = i;
+        if (fabs(ref[i]) > mr) mr = fabs(ref[i]);
+    }
+    CHECK_MSG(md <= tol * mr, "%s: max|diff| %g at %zu (got %g, ref %g) > %g * %g", what, md, worst, got[worst], ref[worst],
+              tol, mr);
+}
+
+static double act_tol(pl_dtype dt) { return dt == PL_BF16 ? 1.6e-2 : 2e-5; }
+
+static void *make_weight(pair *p, int gpu, const float *w, int rows, int cols, int nparts, int is_matrix) {
+    pl_weight_src src[3];
+    const pl_weight_src *parts[3];
+    int r0 = 0;
+    for (int i = 0; i < nparts; i++) {
+        int r = i == nparts - 1 ? rows - r0 : rows / nparts;
+        memset(&src[i], 0, sizeof src[i]);
+        src[i].dtype = PL_SRC_F32;
+        src[i].rows = r;
+        src[i].cols = cols;
+        src[i].data = w + (size_t)r0 * cols;
+        parts[i] = &src[i];
+        r0 += r;
+    }
+    void *out = NULL;
+    const pl_backend_ops *o = gpu ? p->go : p->co;
+    CHECK_OK(o->weight_create(gpu ? (void *)p->g : (void *)&p->cpu, parts, nparts, is_matrix, &out, err, sizeof err), err);
+    return out;
+}
+
+static void test_matmul(pair *p) {
+    static const int shapes[][3] = {{1, 2, 1}, {7, 34, 3}, {65, 130, 5}, {300, 256, 17}, {128, 1024, 64}, {1000, 96, 130}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int N = shapes[s][0], K = shapes[s][1], M = shapes[s][2];
+        float *w = rand_act(PL_F32, (size_t)N * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);
+        int parts = N >= 3 ? 3 : 1;
+        void *cw = make_weight(p, 0, w, N, K, parts, 1), *gw = make_weight(p, 1, w, N, K, parts, 1);
+        if (!cw || !gw) return;
+        CHECK(p->go->weight_bytes(p->g, gw) == p->co->weight_bytes(&p->cpu, cw));
+        /* rows read back identically (both hold the act-dtype rounding of w) */
+        float *r1 = malloc(sizeof(float) * K), *r2 = malloc(sizeof(float) * K);
+        int rows_chk[3] = {0, N / 2, N - 1};
+        for (int i = 0; i < 3; i++) {
+            CHECK_OK(p->co->weight_row(&p->cpu, cw, rows_chk[i], r1, err, sizeof err), err);
+            CHECK_OK(p->go->weight_row(p->g, gw, rows_chk[i], r2, err, sizeof err), err);
+            CHECK_MSG(memcmp(r1, r2, sizeof(float) * K) == 0, "weight_row %d of [%d, %d]", rows_chk[i], N, K);
+        }
+        CHECK_ERR(p->go->weight_row(p->g, gw, N, r2, err, sizeof err), PL_ERR_INVALID, "outside", err);
+        free(r1), free(r2);
+        void *xa = to_act(p->dt, x, (size_t)M * K);
+        void *dx = dup_dev(p, xa, (size_t)M * K * esz(p->dt));
+        void *cout = malloc((size_t)M * N * 4), *gout = malloc((size_t)M * N * 4);
+        float *cf = malloc(sizeof(float) * M * N), *gf = malloc(sizeof(float) * M * N);
+        void *dout = p->go->alloc(p->g, (size_t)M * N * 4);
+        char what[96];
+        for (int f32 = 0; f32 < 2; f32++) {
+            CHECK_OK(p->co->matmul(&p->cpu, xa, M, cw, cout, f32, err, sizeof err), err);
+            CHECK_OK(p->go->matmul(p->g, dx, M, gw, dout, f32, err, sizeof err), err);
+            pl_dtype od = f32 ? PL_F32 : p->dt;
+            down(p, gout, dout, (size_t)M * N * esz(od));
+            from_act(od, cout, (size_t)M * N, cf);
+            from_act(od, gout, (size_t)M * N, gf);
+            snprintf(what, sizeof what, "matmul [%d,%d]x[%d,%d]^T f32out=%d", M, K, N, K, f32);
+            cmp(what, gf, cf, (size_t)M * N, od == PL_BF16 ? 1e-2 : 1e-4, 1e-3);
+        }
+        /* f32 logits straight into host memory */
+        memset(gf, 0xff, sizeof(float) * M * N);
+        CHECK_OK(p->go->matmul(p->g, dx, M, gw, gf, 1, err, sizeof err), err);
+        CHECK_OK(p->co->matmul(&p->cpu, xa, M, cw, cf, 1, err, sizeof err), err);
+        snprintf(what, sizeof what, "matmul into host [%d,%d]x[%d,%d]^T", M, K, N, K);
+        cmp(what, gf, cf, (size_t)M * N, 1e-4, 1e-3);
+        p->go->free(p->g, dout);
+        p->go->free(p->g, dx);
+        p->co->weight_free(&p->cpu, cw);
+        p->go->weight_free(p->g, gw);
+        free(w), free(x), free(xa), free(cout), free(gout), free(cf), free(gf);
+    }
+}
+
+static void test_elementwise(pair *p) {
+    pl_dtype dt = p->dt;
+    size_t e = esz(dt);
+    char what[96];
+    /* embed */
+    {
+        int V = 37, C = 66, n = 9;
+        float *w = rand_act(PL_F32, (size_t)V * C, 1.0f);
+        void *cw = make_weight(p, 0, w, V, C, 1, 1), *gw = make_weight(p, 1, w, V, C, 1, 1);
+        int32_t tok[9];
+        for (int i = 0; i < n; i++) tok[i] = (int32_t)(rnd() % V);
+        tok[0] = V - 1;
+        void *co = malloc((size_t)n * C * e), *go = malloc((size_t)n * C * e), *d = p->go->alloc(p->g, (size_t)n * C * e);
+        CHECK_OK(p->co->embed(&p->cpu, cw, tok, n, co, err, sizeof err), err);
+        CHECK_OK(p->go->embed(p->g, gw, tok, n, d, err, sizeof err), err);
+        down(p, go, d, (size_t)n * C * e);
+        CHECK_MSG(memcmp(co, go, (size_t)n * C * e) == 0, "embed differs");
+        tok[3] = V;
+        CHECK_ERR(p->go->embed(p->g, gw, tok, n, d, err, sizeof err), PL_ERR_INVALID, "tokens[3]", err);
+        p->go->free(p->g, d);
+        p->co->weight_free(&p->cpu, cw);
+        p->go->weight_free(p->g, gw);
+        free(w), free(co), free(go);
+    }
+    /* rmsnorm, odd and model widths */
+    int dims[] = {64, 333, 2560};
+    for (int k = 0; k < 3; k++) {
+        int R = 5, D = dims[k];
+        float *x = rand_act(dt, (size_t)R * D, 3.0f), *w = rand_act(PL_F32, (size_t)D, 1.0f);
+        void *cw = make_weight(p, 0, w, 1, D, 1, 0), *gw = make_weight(p, 1, w, 1, D, 1, 0);
+        void *xa = to_act(dt, x, (size_t)R * D), *dx = dup_dev(p, xa, (size_t)R * D * e);
+        void *co = malloc((size_t)R * D * e), *go = malloc((size_t)R * D * e), *d = p->go->alloc(p->g, (size_t)R * D * e);
+        CHECK(p->co->rmsnorm(&p->cpu, xa, cw, R, D, 1e-6f, co) == PL_OK);
+        CHECK(p->go->rmsnorm(p->g, dx, gw, R, D, 1e-6f, d) == PL_OK);
+        down(p, go, d, (size_t)R * D * e);
+        float *cf = malloc(sizeof(float) * R * D), *gf = malloc(sizeof(float) * R * D);
+        from_act(dt, co, (size_t)R * D, cf);
+        from_act(dt, go, (size_t)R * D, gf);
+        snprintf(what, sizeof what, "rmsnorm dim %d", D);
+        cmp(what, gf, cf, (size_t)R * D, act_tol(dt), 1e-3);
+        p->go->free(p->g, d), p->go->free(p->g, dx);
+        p->co->weight_free(&p->cpu, cw), p->go->weight_free(p->g, gw);
+        free(x), free(w), free(xa), free(co), free(go), free(cf), free(gf);
+    }
+    /* rope table, then q/k norm + RoPE on the same table */
+    int hds[] = {64, 128};
+    for (int k = 0; k < 2; k++) {
+        int R = 7, hd = hds[k], nq = 4, nkv = 2;
+        int32_t pos[7] = {0, 1, 17, 1000, 40000, 131071, 5};
+        float *ccs = malloc(sizeof(float) * R * hd), *gcs = malloc(sizeof(float) * R * hd);
+        float *dcs = p->go->alloc(p->g, sizeof(float) * R * hd);
+        CHECK(p->co->rope_table(&p->cpu, pos, R, hd, 1e6, ccs) == PL_OK);
+        CHECK(p->go->rope_table(p->g, pos, R, hd, 1e6, dcs) == PL_OK);
+        down(p, gcs, dcs, sizeof(float) * R * hd);
+        snprintf(what, sizeof what, "rope_table hd %d", hd);
+        cmp(what, gcs, ccs, (size_t)R * hd, 4e-6, 1.0);
+        size_t stride = (size_t)(nq + 2 * nkv) * hd + 6; /* padded rows */
+        float *x = rand_act(dt, (size_t)R * stride, 2.0f), *wq = rand_act(PL_F32, hd, 1.0f), *wk = rand_act(PL_F32, hd, 1.0f);
+        void *cq = make_weight(p, 0, wq, 1, hd, 1, 0), *ck = make_weight(p, 0, wk, 1, hd, 1, 0);
+        void *gq = make_weight(p, 1, wq, 1, hd, 1, 0), *gk = make_weight(p, 1, wk, 1, hd, 1, 0);
+        void *xa = to_act(dt, x, (size_t)R * stride), *dx = dup_dev(p, xa, (size_t)R * stride * e);
+        CHECK(cudaMemcpy(dcs, ccs, sizeof(float) * R * hd, cudaMemcpyHostToDevice) == cudaSuccess); /* same table */
+        CHECK(p->co->qk_norm_rope(&p->cpu, xa, R, stride, nq, nkv, hd, cq, ck, 1e-6f, ccs) == PL_OK);
+        CHECK(p->go->qk_norm_rope(p->g, dx, R, stride, nq, nkv, hd, gq, gk, 1e-6f, dcs) == PL_OK);
+        void *go = malloc((size_t)R * stride * e);
+        down(p, go, dx, (size_t)R * stride * e);
+        float *cf = malloc(sizeof(float) * R * stride), *gf = malloc(sizeof(float) * R * stride);
+        from_act(dt, xa, (size_t)R * stride, cf);
+        from_act(dt, go, (size_t)R * stride, gf);
+        snprintf(what, sizeof what, "qk_norm_rope hd %d", hd);
+        cmp(what, gf, cf, (size_t)R * stride, act_tol(dt), 1e-3);
+        /* v heads and the padding are untouched */
+        int same = 1;
+        for (int r = 0; r < R; r++)
+            for (size_t i = (size_t)(nq + nkv) * hd; i < stride; i++) same &= gf[r * stride + i] == cf[r * stride + i];
+        CHECK_MSG(same, "qk_norm_rope hd %d wrote outside q/k heads", hd);
+        p->go->free(p->g, dcs), p->go->free(p->g, dx);
+        p->co->weight_free(&p->cpu, cq), p->co->weight_free(&p->cpu, ck);
+        p->go->weight_free(p->g, gq), p->go->weight_free(p->g, gk);
+        free(ccs), free(gcs), free(x), free(wq), free(wk), free(xa), free(go), free(cf), free(gf);
+    }
+    /* swiglu */
+    int inters[] = {5, 512, 1000};
+    for (int k = 0; k < 3; k++) {
+        int R = 3, I = inters[k];
+        float *x = rand_act(dt, (size_t)R * 2 * I, 6.0f);
+        void *xa = to_act(dt, x, (size_t)R * 2 * I), *dx = dup_dev(p, xa, (size_t)R * 2 * I * e);
+        void *co = malloc((size_t)R * I * e), *go = malloc((size_t)R * I * e), *d = p->go->alloc(p->g, (size_t)R * I * e);
+        CHECK(p->co->swiglu(&p->cpu, xa, R, I, co) == PL_OK);
+        CHECK(p->go->swiglu(p->g, dx, R, I, d) == PL_OK);
+        down(p, go, d, (size_t)R * I * e);
+        float *cf = malloc(sizeof(float) * R * I), *gf = malloc(sizeof(float) * R * I);
+        from_act(dt, co, (size_t)R * I, cf);
+        from_act(dt, go, (size_t)R * I, gf);
+        snprintf(what, sizeof what, "swiglu inter %d", I);
+        cmp(what, gf, cf, (size_t)R * I, act_tol(dt), 1e-3);
+        p->go->free(p->g, d), p->go->free(p->g, dx);
+        free(x), free(xa), free(co), free(go), free(cf), free(gf);
+    }
+    /* add and copy_rows */
+    size_t ns[] = {1, 17, 100003};
+    for (int k = 0; k < 3; k++) {
+        size_t n = ns[k];
+        float *h = rand_act(dt, n, 4.0f), *x = rand_act(dt, n, 4.0f);
+        void *ha = to_act(dt, h, n), *xa = to_act(dt, x, n);
+        void *dh = dup_dev(p, ha, n * e), *dx = dup_dev(p, xa, n * e);
+        CHECK(p->co->add(&p->cpu, ha, xa, n) == PL_OK);
+        CHECK(p->go->add(p->g, dh, dx, n) == PL_OK);
+        void *go = malloc(n * e);
+        down(p, go, dh, n * e);
+        CHECK_MSG(memcmp(go, ha, n * e) == 0, "add n %zu differs", n);
+        p->go->free(p->g, dh), p->go->free(p->g, dx);
+        free(h), free(x), free(ha), free(xa), free(go);
+    }
+    {
+        int R = 6, W = 19;
+        size_t ss = 41, ds = 23;
+        float *x = rand_act(dt, (size_t)R * ss, 1.0f);
+        void *xa = to_act(dt, x, (size_t)R * ss), *dx = dup_dev(p, xa, (size_t)R * ss * e);
+        void *co = calloc((size_t)R * ds, e), *go = malloc((size_t)R * ds * e), *d = p->go->alloc(p->g, (size_t)R * ds * e);
+        CHECK(p->co->copy_rows(&p->cpu, co, ds, xa, ss, R, W) == PL_OK);
+        CHECK(p->go->copy_rows(p->g, d, ds, dx, ss, R, W) == PL_OK);
+        down(p, go, d, (size_t)R * ds * e);
+        CHECK_MSG(memcmp(co, go, (size_t)R * ds * e) == 0, "copy_rows differs");
+        p->go->free(p->g, d), p->go->free(p->g, dx);
+        free(x), free(xa), free(co), free(go);
+    }
+}
+
+/* K/V append and paged attention through device pools against host pools: two sequences,
+ * prefill chunks that force growth (page size 4), decode steps; pool bytes compared exactly. */
+static void test_kv_attention(pair *p, int hd) {
+    pl_dtype dt = p->dt;
+    size_t e = esz(dt);
+    int H = 4, Hkv = 2, ps = 4;
+    pl_page_pool_config pc;
+    memset(&pc, 0, sizeof pc);
+    pc.dtype = dt, pc.num_kv_heads = Hkv, pc.page_size = ps, pc.head_dim = hd, pc.mode = PL_POOL_GROWABLE;
+    pl_kv_pools hp, dp;
+    CHECK_OK(pl_kv_pools_create(&pc, 1, &hp, err, sizeof err), err);
+    pc.storage = pl_cuda_backend_kv_storage(p->g);
+    CHECK_OK(pl_kv_pools_create(&pc, 1, &dp, err, sizeof err), err);
+    pl_kv_seq hs[2], ds[2];
+    for (int s = 0; s < 2; s++) {
+        CHECK_OK(pl_kv_seq_init(&hs[s], &hp, err, sizeof err), err);
+        CHECK_OK(pl_kv_seq_init(&ds[s], &dp, err, sizeof err), err);
+    }
+    int steps[][2] = {{7, 3}, {5, 9}, {1, 1}, {1, 1}, {13, 1}};
+    for (size_t st = 0; st < sizeof steps / sizeof steps[0]; st++) {
+        int lens[2] = {steps[st][0], steps[st][1]};
+        for (int s = 0; s < 2; s++) {
+            int n = lens[s];
+            size_t stride = (size_t)(H + 2 * Hkv) * hd;
+            float *x = rand_act(dt, (size_t)n * stride, 1.0f);
+            void *xa = to_act(dt, x, (size_t)n * stride), *dx = dup_dev(p, xa, (size_t)n * stride * e);
+            pl_kv_chunk hc = {dt, n, Hkv, hd, (char *)xa + (size_t)H * hd * e, (char *)xa + (size_t)(H + Hkv) * hd * e, stride};
+            pl_kv_chunk dc = hc;
+            dc.k = (char *)dx + (size_t)H * hd * e;
+            dc.v = (char *)dx + (size_t)(H + Hkv) * hd * e;
+            CHECK_OK(p->co->kv_append(&p->cpu, &hs[s].layers[0], &hc, err, sizeof err), err);
+            CHECK_OK(p->go->kv_append(p->g, &ds[s].layers[0], &dc, err, sizeof err), err);
+            CHECK(ds[s].layers[0].offset == hs[s].layers[0].offset);
+            CHECK_OK(pl_seq_cache_check(&ds[s].layers[0], err, sizeof err), err);
+            p->go->free(p->g, dx);
+            free(x), free(xa);
+        }
+        /* storage identical byte for byte (same ids, same layout) */
+        pl_page_pool_stats a, b;
+        pl_page_pool_get_stats(hp.layers[0], &a);
+        pl_page_pool_get_stats(dp.layers[0], &b);
+        CHECK(a.num_pages == b.num_pages && a.capacity_pages == b.capacity_pages && a.growths == b.growths);
+        size_t used = (size_t)a.num_pages * Hkv * ps * hd * e;
+        void *kd = malloc(used), *vd = malloc(used);
+        down(p, kd, pl_page_pool_keys(dp.layers[0]), used);
+        down(p, vd, pl_page_pool_values(dp.layers[0]), used);
+        CHECK_MSG(memcmp(kd, pl_page_pool_keys(hp.layers[0]), used) == 0 &&
+                      memcmp(vd, pl_page_pool_values(hp.layers[0]), used) == 0,
+                  "device pool bytes differ after step %zu (growths %lld)", st, (long long)b.growths);
+        free(kd), free(vd);
+        /* attention for both sequences (query_len runs as the forward pass makes them) */
+        const pl_seq_cache *l0[2] = {&hs[0].layers[0], &hs[1].layers[0]};
+        int mp = pl_kv_max_pages(l0, 2);
+        int32_t *bt = malloc(sizeof(int32_t) * 2 * mp), ctx[2];
+        CHECK_OK(pl_kv_build_batch(l0, 2, NULL, mp, bt, ctx, err, sizeof err), err);
+        for (int s = 0; s < 2; s++) {
+            int n = lens[s];
+            float *q = rand_act(dt, (size_t)n * H * hd, 1.0f);
+            void *qa = to_act(dt, q, (size_t)n * H * hd), *dq = dup_dev(p, qa, (size_t)n * H * hd * e);
+            void *co = malloc((size_t)n * H * hd * e), *go = malloc((size_t)n * H * hd * e);
+            void *dout = p->go->alloc(p->g, (size_t)n * H * hd * e);
+            pl_paged_attention_args aa;
+            memset(&aa, 0, sizeof aa);
+            aa.dtype = dt, aa.batch = 1, aa.num_heads = H, aa.num_kv_heads = Hkv, aa.query_len = n, aa.head_dim = hd;
+            aa.num_pages = a.num_pages, aa.page_size = ps, aa.max_pages = mp, aa.scale = 0, aa.causal = 1;
+            aa.block_table = bt + (size_t)s * mp, aa.context_lens = ctx + s, aa.schedule = PL_ATTN_AUTO;
+            pl_paged_attention_args ha = aa, ga = aa;
+            ha.query = qa, ha.key_pages = pl_page_pool_keys(hp.layers[0]), ha.value_pages = pl_page_pool_values(hp.layers[0]);
+            ha.out = co;
+            ga.query = dq, ga.key_pages = pl_page_pool_keys(dp.layers[0]), ga.value_pages = pl_page_pool_values(dp.layers[0]);
+            ga.out = dout;
+            CHECK_OK(p->co->paged_attention(&p->cpu, &ha, err, sizeof err), err);
+            CHECK_OK(p->go->paged_attention(p->g, &ga, err, sizeof err), err);
+            down(p, go, dout, (size_t)n * H * hd * e);
+            float *cf = malloc(sizeof(float) * n * H * hd), *gf = malloc(sizeof(float) * n * H * hd);
+            from_act(dt, co, (size_t)n * H * hd, cf);
+            from_act(dt, go, (size_t)n * H * hd, gf);
+            char what[96];
+            snprintf(what, sizeof what, "paged attention hd %d step %zu seq %d", hd, st, s);
+            cmp(what, gf, cf, (size_t)n * H * hd, dt == PL_BF16 ? 2e-2 : 1e-4, 1e-2);
+            p->go->free(p->g, dout), p->go->free(p->g, dq);
+            free(q), free(qa), free(co), free(go), free(cf), free(gf);
+        }
+        free(bt);
+    }
+    /* a chunk that does not fit the pool's shape is refused without change */
+    pl_kv_chunk bad = {dt, 1, Hkv + 1, hd, pl_page_pool_keys(dp.layers[0]), pl_page_pool_keys(dp.layers[0]), 0};
+    int off = ds[0].layers[0].offset;
+    CHECK_ERR(p->go->kv_append(p->g, &ds[0].layers[0], &bad, err, sizeof err), PL_ERR_INVALID, "kv chunk", err);
+    CHECK(ds[0].layers[0].offset == off);
+    for (int s = 0; s < 2; s++) {
+        pl_kv_seq_destroy(&hs[s]);
+        pl_kv_seq_destroy(&ds[s]);
+    }
+    pl_kv_pools_destroy(&hp);
+    pl_kv_pools_destroy(&dp);
+    /* a capped device pool: budget up front, exhaustion is PL_ERR_NO_PAGES */
+    pc.mode = PL_POOL_CAPPED;
+    pc.capped_pages = 2;
+    pl_page_pool *cp = NULL;
+    CHECK_OK(pl_page_pool_create(&pc, &cp, err, sizeof err), err);
+    if (cp) {
+        int32_t id;
+        CHECK_OK(pl_page_pool_alloc(cp, &id, err, sizeof err), err);
+        CHECK_OK(pl_page_pool_alloc(cp, &id, err, sizeof err), err);
+        CHECK_ERR(pl_page_pool_alloc(cp, &id, err, sizeof err), PL_ERR_NO_PAGES, "", err);
+        pl_page_pool_destroy(cp);
+    }
+}
+
+/* Device sampling against pl_sampler_sample with the same uniform draws. */
+static void test_sampler(pair *p) {
+    static const int vocabs[] = {1, 7, 1000, 151936};
+    static const pl_sampler_params ps[] = {{0, 0, 1, 11},     {0.7f, 0, 1, 12},    {1.0f, 1, 1, 13},  {0.8f, 5, 1, 14},
+                                           {1.0f, 40, 0.9f, 15}, {1.0f, 0, 0.5f, 16}, {0.9f, 200000, 1, 17},
+                                           {1.3f, 0, 0.95f, 18}, {0.6f, 50, 0.3f, 19}};
+    const int np = (int)(sizeof ps / sizeof ps[0]);
+    int total = 0, agree = 0, greedy_bad = 0;
+    for (size_t vi = 0; vi < sizeof vocabs / sizeof vocabs[0]; vi++) {
+        int V = vocabs[vi], R = 6;
+        size_t ld = (size_t)V + 3;
+        float *lg = malloc(sizeof(float) * ld * R);
+        for (int r = 0; r < R; r++)
+            for (int i = 0; i < V; i++) {
+                float x = runif() * (r % 3 == 0 ? 8.0f : 3.0f);
+                if (r % 2) x = pl_bf16_round(x); /* ties, as bf16 logits have */
+                lg[(size_t)r * ld + i] = x;
+            }
+        if (V > 10) { /* NaN and -inf entries, and an exact duplicate maximum */
+            lg[3 * ld + 2] = NAN;
+            lg[3 * ld + 5] = -INFINITY;
+            lg[5 * ld + 9] = 30.0f;
+            lg[5 * ld + 4] = 30.0f;
+        }
+        float *dl = dup_dev(p, lg, sizeof(float) * ld * R);
+        for (int k = 0; k < np; k++)
+            for (int trial = 0; trial < 3; trial++) {
+                pl_cuda_sample_params sp[6];
+                int32_t got[6], want[6];
+                for (int r = 0; r < R; r++) {
+                    pl_sampler_params q = ps[k];
+                    q.seed = ps[k].seed * 1000 + (uint64_t)(trial * 10 + r);
+                    pl_sampler *cs = NULL;
+                    CHECK_OK(pl_sampler_create(&q, V, &cs, err, sizeof err), err);
+                    want[r] = cs ? pl_sampler_sample(cs, lg + (size_t)r * ld) : -1;
+                    pl_sampler_free(cs);
+                    pl_mt19937 rng;
+                    pl_mt_seed(&rng, q.seed);
+                    sp[r].temperature = q.temperature, sp[r].top_k = q.top_k, sp[r].top_p = q.top_p;
+                    sp[r].u = pl_mt_random(&rng);
+                }
+                CHECK_OK(pl_cuda_sample(p->g, dl, ld, R, V, sp, got, err, sizeof err), err);
+                for (int r = 0; r < R; r++) {
+                    /* with a NaN logit the CPU sampler's sum is NaN: only greedy is defined */
+                    if (V > 10 && r == 3 && ps[k].temperature > 0) continue;
+                    total++;
+                    agree += got[r] == want[r];
+                    if (ps[k].temperature <= 0 || ps[k].top_k == 1) greedy_bad += got[r] != want[r];
+                    CHECK(got[r] >= 0 && got[r] < V);
+                }
+            }
+        /* bad arguments */
+        pl_cuda_sample_params bad = {1.0f, -1, 1.0f, 0.5};
+        int32_t t;
+        CHECK_ERR(pl_cuda_sample(p->g, dl, ld, 1, V, &bad, &t, err, sizeof err), PL_ERR_INVALID, "top_k", err);
+        bad.top_k = 0, bad.u = 1.0;
+        CHECK_ERR(pl_cuda_sample(p->g, dl, ld, 1, V, &bad, &t, err, sizeof err), PL_ERR_INVALID, "u", err);
+        bad.u = 0.5, bad.top_p = 0;
+        CHECK_ERR(pl_cuda_sample(p->g, dl, ld, 1, V, &bad, &t, err, sizeof err), PL_ERR_INVALID, "top_p", err);
+        bad.top_p = 1;
+        CHECK_ERR(pl_cuda_sample(p->g, dl, (size_t)V - 1, 1, V, &bad, &t, err, sizeof err), PL_ERR_INVALID, "ld", err);
+        p->go->free(p->g, dl);
+        free(lg);
+    }
+    printf("  sampler: %d of %d draws equal to the CPU sampler\n", agree, total);
+    CHECK_MSG(greedy_bad == 0, "greedy / top-1 disagree on %d draws", greedy_bad);
+    CHECK_MSG(agree >= total * 97 / 100, "device sampling agrees on %d of %d draws", agree, total);
+}
+
+static void test_errors(pair *p) {
+    pl_cuda_backend *b = NULL;
+    CHECK_ERR(pl_cuda_backend_create(7, 0, &b, err, sizeof err), PL_ERR_INVALID, "act", err);
+    CHECK_ERR(pl_cuda_backend_create(PL_BF16, 4096, &b, err, sizeof err), PL_ERR_INVALID, "device", err);
+    size_t live = pl_cuda_backend_live_bytes(p->g);
+    /* out of memory: a real one and an injected one; nothing leaks */
+    void *huge = p->go->alloc(p->g, (size_t)1 << 52);
+    CHECK(huge == NULL);
+    CHECK_MSG(strstr(pl_cuda_backend_last_error(p->g), "out of device memory") != NULL, "%s", pl_cuda_backend_last_error(p->g));
+    float w[64 * 8];
+    for (int i = 0; i < 64 * 8; i++) w[i] = runif();
+    pl_weight_src src = {PL_SRC_F32, 64, 8, w, NULL, 0, 0, 0};
+    const pl_weight_src *parts[1] = {&src};
+    void *out = NULL;
+    pl_cuda_backend_inject_alloc_failure(p->g, 1);
+    CHECK_ERR(p->go->weight_create(p->g, parts, 1, 1, &out, err, sizeof err), PL_ERR_NOMEM, "out of device memory", err);
+    CHECK(pl_cuda_backend_live_bytes(p->g) == live);
+    CHECK_OK(pl_cuda_backend_sync(p->g, err, sizeof err), err);
+    /* budget helper */
+    int pages = 0;
+    CHECK_OK(pl_cuda_kv_budget_pages(1 << 20, 100, 0, 0, &pages, err, sizeof err), err);
+    CHECK(pages == 100);
+    CHECK_OK(pl_cuda_kv_budget_pages(1 << 20, 0, 0.5, 1024, &pages, err, sizeof err), err);
+    size_t fr = 0, tot = 0;
+    cudaMemGetInfo(&fr, &tot);
+    CHECK_MSG(pages >= 1 && (size_t)pages <= fr / (1 << 20), "fraction budget %d pages, %zu MiB free", pages, fr >> 20);
+    printf("  budget: half of free memory less 1 GiB = %d pages of 1 MiB (%zu MiB free)\n", pages, fr >> 20);
+    CHECK_ERR(pl_cuda_kv_budget_pages((size_t)1 << 40, 100, 0, 0, &pages, err, sizeof err), PL_ERR_NOMEM, "holds no page", err);
+    CHECK_ERR(pl_cuda_kv_budget_pages(1 << 20, 0, 1.5, 0, &pages, err, sizeof err), PL_ERR_INVALID, "fraction", err);
+    CHECK_ERR(pl_cuda_kv_budget_pages(0, 1, 0, 0, &pages, err, sizeof err), PL_ERR_INVALID, "page_bytes", err);
+}
+
+int main(void) {
+    if (pl_cuda_device_check(err, sizeof err) != PL_OK) {
+        if (no_gpu_checks("CUDA device")) return 1;
+        printf("SKIP: %s\n", err);
+        return 77;
+    }
+    CHECK(pack_checks() == 0);
+    pl_dtype dts[2] = {PL_BF16, PL_F32};
+    for (int i = 0; i < 2; i++) {
+        pair p;
+        memset(&p, 0, sizeof p);
+        p.dt = dts[i];
+        p.cpu.act = dts[i];
+        p.cpu.threads = 2;
+        p.co = pl_cpu_backend_ops();
+        p.go = pl_cuda_backend_ops();
+        CHECK_OK(pl_cuda_backend_create(dts[i], 0, &p.g, err, sizeof err), err);
+        if (!p.g) TEST_END();
+        p.st = (cudaStream_t)pl_cuda_backend_stream(p.g);
+        printf("%s\n", dts[i] == PL_BF16 ? "bf16" : "f32");
+        test_matmul(&p);
+        test_elementwise(&p);
+        test_kv_attention(&p, 128);
+        test_kv_attention(&p, 64);
+        if (i == 0) {
+            test_sampler(&p);
+            test_errors(&p);
+        }
+        CHECK_MSG(pl_cuda_backend_live_bytes(p.g) == 0, "%zu device bytes leaked", pl_cuda_backend_live_bytes(p.g));
+        CHECK_OK(pl_cuda_backend_sync(p.g, err, sizeof err), err);
+        pl_cuda_backend_destroy(p.g);
+    }
+    TEST_END();
+}
+#endif
