@@ -78,7 +78,8 @@ static void usage(FILE *f) {
             "  --model-seed N        weights seed of the synthetic model (default 0)\n"
             "  --dtype bf16|f32      activation and K/V dtype (default bf16)\n"
             "  --threads N           compute threads, 0 = all cores (default 0)\n"
-            "  --device cpu          where the model runs (default cpu; cuda is not wired yet)\n"
+            "  --device cpu|cuda     where the model runs (default cpu; cuda: weights, activations and\n"
+            "                        K/V pages on the GPU, with --kv-mode paged only)\n"
             "  --omp-wait-policy P   OMP_WAIT_POLICY of the measured processes: passive, active or\n"
             "                        env (keep the environment's); default passive, because spinning\n"
             "                        OpenMP threads collapse throughput on a shared machine; an\n"
@@ -246,10 +247,17 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         fprintf(stderr, "pagellm: --omp-wait-policy: expected passive, active or env, got '%s'\n", o->wait_policy);
         return 2;
     }
-    if (strcmp(o->device, "cpu")) {
-        fprintf(stderr, "pagellm: --device: '%s' is not supported by bench-serving yet (cpu)\n", o->device);
+    if (strcmp(o->device, "cpu") && strcmp(o->device, "cuda")) {
+        fprintf(stderr, "pagellm: --device: expected cpu or cuda, got '%s'\n", o->device);
         return 2;
     }
+    if (!strcmp(o->device, "cuda") && !o->single_run) /* a measured process gets its one mode */
+        for (int i = 0; i < o->num_modes; i++)
+            if (o->modes[i] != PL_KV_PAGED) {
+                fprintf(stderr, "pagellm: --device cuda: KV mode '%s' keeps K/V in host memory; pass --kv-mode paged\n",
+                        pl_kv_mode_name(o->modes[i]));
+                return 2;
+            }
     return 0;
 }
 
@@ -317,7 +325,7 @@ static int field_index(const char *key) {
 static int load_model(const bench_opts *o, pl_model **model, char *err, size_t err_len) {
     pl_model_options mo = {0};
     mo.act_dtype = o->dtype;
-    mo.device = PL_DEVICE_CPU;
+    mo.device = strcmp(o->device, "cuda") ? PL_DEVICE_CPU : PL_DEVICE_CUDA;
     mo.num_threads = o->threads;
     if (o->model_dir) return pl_model_load(o->model_dir, &mo, model, err, err_len);
     return pl_model_create_synthetic(o->shape, o->model_seed, &mo, model, err, err_len);
@@ -503,6 +511,8 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
     args[n++] = o->dtype == PL_F32 ? "f32" : "bf16";
     args[n++] = "--child-budget-mib";
     args[n++] = bud;
+    args[n++] = "--device";
+    args[n++] = (char *)o->device;
     if (o->model_dir) {
         args[n++] = "--model";
         args[n++] = (char *)o->model_dir;

@@ -37,6 +37,8 @@ static void usage(FILE *f) {
             "  --page-size N        KV page size in tokens (default 16)\n"
             "  --f32                float32 activations and K/V (default: bf16)\n"
             "  --threads N          threads, 0 = all cores (default 0)\n"
+            "  --device D           cpu or cuda (default cpu; cuda: weights, activations and KV pages\n"
+            "                       on the GPU)\n"
             "  --help               this text\n"
             "Text streams to stdout; time to first token, prefill and decode tok/s go to stderr.\n");
 }
@@ -52,6 +54,7 @@ int pl_cmd_generate(int argc, char **argv) {
     const char *prompt = NULL, *dir = NULL, *shape = "small", *tok_path = NULL, *system = NULL, *v;
     int chat = 0, no_think = 0, max_tokens = 128, top_k = 20, ignore_eos = 0, chunk = 512, page = 16, f32 = 0;
     int threads = 0;
+    pl_device device = PL_DEVICE_CPU;
     float temperature = 0.6f, top_p = 0.95f;
     uint64_t seed = 0, model_seed = 0;
     for (int i = 1; i < argc; i++) {
@@ -103,6 +106,16 @@ int pl_cmd_generate(int argc, char **argv) {
         } else if (pl_cli_is(a, "--threads")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--threads")) || pl_cli_int("--threads", v, 0, 1024, &threads))
                 return 2;
+        } else if (pl_cli_is(a, "--device")) {
+            if (!(v = pl_cli_value(argc, argv, &i, "--device"))) return 2;
+            if (!strcmp(v, "cpu")) {
+                device = PL_DEVICE_CPU;
+            } else if (!strcmp(v, "cuda")) {
+                device = PL_DEVICE_CUDA;
+            } else {
+                fprintf(stderr, "pagellm generate: --device: expected cpu or cuda, got '%s'\n", v);
+                return 2;
+            }
         } else {
             fprintf(stderr, "pagellm generate: unknown flag '%s' (see --help)\n", a);
             return 2;
@@ -150,7 +163,7 @@ int pl_cmd_generate(int argc, char **argv) {
         goto fail;
     }
 
-    pl_model_options o = {f32 ? PL_F32 : PL_BF16, PL_DEVICE_CPU, threads, dir ? 1 : 0};
+    pl_model_options o = {f32 ? PL_F32 : PL_BF16, device, threads, dir ? 1 : 0};
     double t_load = pl_now_seconds();
     if (dir ? pl_model_load(dir, &o, &m, err, sizeof err)
             : pl_model_create_synthetic(shape, model_seed, &o, &m, err, sizeof err))

@@ -6,10 +6,12 @@
 # compute-sanitizer memcheck on the op tests (time-limited) last.
 #
 # usage: scripts/gpu_model_check.sh [--bin DIR] [--shape NAME] [--bench-args "ARGS"] [--skip-sanitizer]
+#                                   [--serving]
 #   --bin DIR   prebuilt binaries (pagellm, test_cuda_backend, test_cuda_model,
 #               bench_model_cuda); DIR/../lib joins LD_LIBRARY_PATH. Default: build with CMake
 #               into build-gpu and compile bench/cuda/bench_model_cuda.c (needs nvcc, cmake).
 #   --shape     synthetic shape of the benchmark (default qwen3-4b)
+#   --serving   also `pagellm bench-serving --device cuda --kv-mode paged` on the seed trace
 # cuBLAS is taken from the machine (CUDA toolkit or the nvidia-cublas Python wheel).
 # Logs and JSON go to $OUT when set, else out/gpu_model_check. Nonzero exit if a step failed.
 set -u
@@ -17,14 +19,15 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 LOG="${OUT:-$ROOT/out/gpu_model_check}"
 mkdir -p "$LOG"
-BIN="" SHAPE=qwen3-4b BENCH_ARGS="" SAN=1
+BIN="" SHAPE=qwen3-4b BENCH_ARGS="" SAN=1 SERVING=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN="$2"; shift ;;
     --shape) SHAPE="$2"; shift ;;
     --bench-args) BENCH_ARGS="$2"; shift ;;
     --skip-sanitizer) SAN=0 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --serving) SERVING=1 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "gpu_model_check.sh: unknown flag '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -68,6 +71,11 @@ rc=$?; step test_cuda_model $rc; grep -E "argmax agrees|FAILED|failed" "$LOG/tes
 timeout 90 env OMP_NUM_THREADS="$(nproc)" "$BIN/bench_model_cuda" --shape "$SHAPE" --json "$LOG/bench_model_cuda.json" $BENCH_ARGS \
   > "$LOG/bench_model_cuda.txt" 2>&1
 rc=$?; step "bench_model_cuda $SHAPE" $rc; cat "$LOG/bench_model_cuda.txt"
+if [ $SERVING -eq 1 ]; then
+  timeout 240 "$BIN/pagellm" bench-serving --device cuda --kv-mode paged --shape "$SHAPE" --repeats 1 \
+    --json-output "$LOG/bench_serving_cuda.json" > "$LOG/bench_serving_cuda.txt" 2>&1
+  rc=$?; step "bench-serving cuda $SHAPE" $rc; tail -15 "$LOG/bench_serving_cuda.txt"
+fi
 if [ $SAN -eq 1 ] && command -v compute-sanitizer > /dev/null; then
   timeout 40 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$T/test_cuda_backend" > "$LOG/sanitizer_memcheck.log" 2>&1
   rc=$?; [ $rc -eq 124 ] && SUMMARY+=("compute-sanitizer memcheck  timed out (40 s; see log)") || step "compute-sanitizer memcheck" $rc

@@ -61,7 +61,9 @@ const pl_model_options *pl_model_get_options(const pl_model *model);
 /* Bytes of weights one forward step reads (for rooflines). */
 size_t pl_model_weight_bytes(const pl_model *model);
 
-/* Page pools that fit the model: one per layer, K/V dtype = the activation dtype. */
+/* Page pools that fit the model: one per layer, K/V dtype = the activation dtype. With
+ * device = PL_DEVICE_CUDA the storage is device memory owned through the model's backend:
+ * destroy the pools before the model. */
 int pl_model_create_pools(const pl_model *model, int page_size, pl_pool_mode mode, int capped_pages,
                           pl_kv_pools *out, char *err, size_t err_len);
 

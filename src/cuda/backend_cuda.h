@@ -7,8 +7,12 @@
  * All work is enqueued on the backend's own stream. Ops of the table that have no err
  * argument keep their message in the backend (pl_cuda_backend_last_error). Asynchronous
  * kernel faults surface at the next synchronizing call (pl_cuda_backend_sync, a matmul
- * into host memory, sampling). Built without CUDA, every entry point returns
- * PL_ERR_UNSUPPORTED. */
+ * into host memory, sampling). The kv_append op commits the cache metadata at once but
+ * defers the device copy, merging consecutive chunks into one launch; every other op, a
+ * pool growth copy, a free and pl_cuda_backend_sync launch the pending copies first. A
+ * matmul whose f32 output is host memory (the forward pass's logits) computes into device
+ * scratch and copies back. Built without CUDA, every entry point returns
+ * PL_ERR_UNSUPPORTED (a MiB KV budget excepted: it needs no device). */
 #ifndef PL_CUDA_BACKEND_CUDA_H
 #define PL_CUDA_BACKEND_CUDA_H
 
@@ -40,7 +44,7 @@ const struct pl_backend_ops *pl_cuda_backend_ops(void);
 const char *pl_cuda_backend_last_error(const pl_cuda_backend *b);
 /* The backend's cudaStream_t. */
 void *pl_cuda_backend_stream(pl_cuda_backend *b);
-/* Waits for the stream; reports any asynchronous kernel fault. */
+/* Launches pending K/V appends, waits for the stream; reports any asynchronous fault. */
 int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len);
 /* Device bytes allocated through the backend and not yet freed (weights, buffers, pools). */
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);

@@ -61,6 +61,10 @@ int pl_engine_create(pl_model *model, const pl_engine_config *cfg, pl_engine **o
         return pl_fail(err, err_len, PL_ERR_INVALID, "max_seq_len: must be >= 0, got %d", cfg->max_seq_len);
     if ((int)cfg->kv_mode < 0 || cfg->kv_mode > PL_KV_PAGED)
         return pl_fail(err, err_len, PL_ERR_INVALID, "kv_mode: unknown value %d", (int)cfg->kv_mode);
+    /* The comparison modes attend on the host; a CUDA model's K/V live on the device. */
+    if (pl_model_get_options(model)->device == PL_DEVICE_CUDA && cfg->kv_mode != PL_KV_PAGED)
+        return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "kv_mode: %s keeps K/V in host memory; a CUDA model runs paged only",
+                       pl_kv_mode_name(cfg->kv_mode));
     pl_engine *e = calloc(1, sizeof *e);
     if (!e) return pl_fail(err, err_len, PL_ERR_NOMEM, "engine: out of memory");
     e->model = model;

@@ -1,13 +1,19 @@
-/* The two comparison KV modes, supplied to the model through pl_attend_ops:
- *   dense        - a per-request concatenating dense cache per layer (every append
- *                  allocates the longer cache and copies the old one), and for decode a
- *                  padded dense batch [B, H_kv, S_max, D] rebuilt every layer every step;
+/* The two comparison KV modes of spec 5.2, supplied to the model through pl_attend_ops:
+ *   dense        - the week-2 path: a per-request concatenating dense cache per layer (every
+ *                  append allocates the longer cache and copies the old one); decode rebuilds
+ *                  a right-aligned padded batch [rows, H_kv, S_max, D] and an additive mask
+ *                  [rows, 1, S_max] every layer every step; attention is always the readable
+ *                  FP32 grouped attention (the fused kernel is not used with array masks);
  *   paged-gather - the page pools are the storage; every call gathers the request's pages
- *                  back to dense K/V (decode: straight into the padded batch).
- * Both then run the same attention operator as the paged mode, reading the dense buffers as
- * one "page" per request (page_size = S), so the comparison isolates KV management. */
+ *                  back to dense K/V (decode: into the padded batch); the fused decode
+ *                  operator when L <= 8 and S <= 256 (left-aligned, context lengths), else
+ *                  the same readable attention with right-aligned padding and a mask. */
+#include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/bf16.h"
 
 #include "engine/engine_internal.h"
 
@@ -58,6 +64,12 @@ void pl_eng_modes_free(pl_engine *e) {
     free(e->gv);
     free(e->bt);
     free(e->ctx_lens);
+    free(e->rq);
+    free(e->rk);
+    free(e->rv);
+    free(e->rmask);
+    free(e->rout);
+    free(e->rscores);
 }
 
 size_t pl_eng_stage_bytes(const pl_engine *e) {
@@ -118,8 +130,10 @@ static int dense_append(pl_engine *e, pl_dense_cache *c, const pl_attend_call *c
     return PL_OK;
 }
 
-/* Copies a paged cache into head-major dense rows with head stride S tokens. */
-static void gather_pages(const pl_engine *e, const pl_seq_cache *c, int H, int D, int S, char *k_out, char *v_out) {
+/* Copies a paged cache into head-major dense rows with head stride S tokens, the first
+ * token at position pad (0: left-aligned; S - offset: right-aligned). */
+static void gather_pages(const pl_engine *e, const pl_seq_cache *c, int H, int D, int S, int pad, char *k_out,
+                         char *v_out) {
     const size_t row = (size_t)D * e->elem;
     const int ps = e->cfg.page_size;
     const char *kp = pl_page_pool_keys(c->pool), *vp = pl_page_pool_values(c->pool);
@@ -129,7 +143,7 @@ static void gather_pages(const pl_engine *e, const pl_seq_cache *c, int H, int D
         if (n > c->offset - tok) n = c->offset - tok;
         for (int h = 0; h < H; h++) {
             size_t src = (((size_t)c->page_ids[p] * H + h) * ps) * row;
-            size_t dst = ((size_t)h * S + tok) * row;
+            size_t dst = ((size_t)h * S + pad + tok) * row;
             memcpy(k_out + dst, kp + src, (size_t)n * row);
             memcpy(v_out + dst, vp + src, (size_t)n * row);
         }
@@ -137,6 +151,7 @@ static void gather_pages(const pl_engine *e, const pl_seq_cache *c, int H, int D
     }
 }
 
+/* The fused operator on dense buffers: each batch row is one left-aligned page of S tokens. */
 static int attention(const pl_engine *e, const pl_attend_call *call, int batch, int query_len, int page_size,
                      const void *q, const void *k, const void *v, const int32_t *bt, const int32_t *ctx, void *out,
                      char *err, size_t err_len) {
@@ -162,11 +177,147 @@ static int attention(const pl_engine *e, const pl_attend_call *call, int batch, 
     return pl_paged_attention(&a, err, err_len);
 }
 
+/* ---- readable FP32 grouped attention (the week-2 algorithm) ----
+ * Grouped as the week-2 code reshapes it: the rep = Hq / Hkv query heads of KV head g and
+ * all L queries form the rows of one [rep * L, D] block against that head's [S, D] keys.
+ * For every row: scores[s] = q . k[s] * scale + mask[b, l, s] over all S keys of the padded
+ * batch (padding included, masked with -inf), softmax in f32, then out = sum_s p[s] v[s].
+ * Rows go in blocks of up to RB so each key / value row is read once per block (what the
+ * matmul of the week-2 code does). Plain loops the compiler vectorizes, compiled for
+ * AVX-512 / AVX2 and generic, picked at run time. */
+#define RB 8
+typedef struct readable_args {
+    int rows, L, S, Hq, Hkv, D;
+    float scale;
+    const float *q;    /* [rows, L, Hq, D] */
+    const float *k;    /* [rows, Hkv, S, D] */
+    const float *v;    /* [rows, Hkv, S, D] */
+    const float *mask; /* [rows, L, S]: 0 or -inf */
+    float *out;        /* [rows, L, Hq, D] */
+    float *scores;     /* [threads, RB, S] */
+} readable_args;
+
+/* One task: rows [i0, i0 + RB) of the group of KV head g in batch row b. */
+static inline __attribute__((always_inline)) void readable_task(const readable_args *a, int t, float *sc) {
+    const int L = a->L, S = a->S, Hq = a->Hq, Hkv = a->Hkv, D = a->D, rep = Hq / Hkv;
+    const int grp = rep * L, blocks = (grp + RB - 1) / RB;
+    const int b = t / (Hkv * blocks), g = (t / blocks) % Hkv, i0 = (t % blocks) * RB;
+    const int nr = grp - i0 < RB ? grp - i0 : RB;
+    const float *k = a->k + ((size_t)b * Hkv + g) * (size_t)S * D;
+    const float *v = a->v + ((size_t)b * Hkv + g) * (size_t)S * D;
+    const float *q[RB], *m[RB];
+    float *o[RB];
+    for (int r = 0; r < nr; r++) { /* row i = l * rep + j: query l, head g * rep + j */
+        const int l = (i0 + r) / rep, h = g * rep + (i0 + r) % rep;
+        q[r] = a->q + (((size_t)b * L + l) * Hq + h) * D;
+        o[r] = a->out + (((size_t)b * L + l) * Hq + h) * D;
+        m[r] = a->mask + ((size_t)b * L + l) * S;
+    }
+    for (int s = 0; s < S; s++) {
+        const float *ks = k + (size_t)s * D;
+        for (int r = 0; r < nr; r++) {
+            const float *qr = q[r];
+            float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+            for (int d = 0; d < D; d++) acc += qr[d] * ks[d];
+            sc[(size_t)r * S + s] = acc * a->scale + m[r][s];
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        float *row = sc + (size_t)r * S, mx = -INFINITY, sum = 0.0f;
+        for (int s = 0; s < S; s++) mx = row[s] > mx ? row[s] : mx;
+        for (int s = 0; s < S; s++) {
+            row[s] = expf(row[s] - mx); /* masked keys: exp(-inf) = 0 */
+            sum += row[s];
+        }
+        const float inv = 1.0f / sum;
+        for (int s = 0; s < S; s++) row[s] *= inv;
+        for (int d = 0; d < D; d++) o[r][d] = 0.0f;
+    }
+    for (int s = 0; s < S; s++) {
+        const float *vs = v + (size_t)s * D;
+        for (int r = 0; r < nr; r++) {
+            const float p = sc[(size_t)r * S + s];
+            float *orow = o[r];
+#pragma omp simd
+            for (int d = 0; d < D; d++) orow[d] += p * vs[d];
+        }
+    }
+}
+
+typedef void (*readable_task_fn)(const readable_args *a, int t, float *sc);
+__attribute__((target("avx512f,avx512vl,avx2,fma"))) static void readable_task_avx512(const readable_args *a, int t,
+                                                                                      float *sc) {
+    readable_task(a, t, sc);
+}
+__attribute__((target("avx2,fma"))) static void readable_task_avx2(const readable_args *a, int t, float *sc) {
+    readable_task(a, t, sc);
+}
+static void readable_task_generic(const readable_args *a, int t, float *sc) { readable_task(a, t, sc); }
+
+/* The parallel loop stays outside the target-specific code: GCC outlines an OpenMP region
+ * into a function without the caller's target attributes. */
+static void readable_attention(const readable_args *a) {
+    readable_task_fn fn = readable_task_generic;
+    if (__builtin_cpu_supports("avx512f"))
+        fn = readable_task_avx512;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        fn = readable_task_avx2;
+    const int blocks = (a->Hq / a->Hkv * a->L + RB - 1) / RB, tasks = a->rows * a->Hkv * blocks;
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < tasks; t++) fn(a, t, a->scores + (size_t)omp_get_thread_num() * RB * (size_t)a->S);
+}
+
+/* Engine-dtype elements to f32 (bf16 widening is exact). */
+static void widen(const pl_engine *e, const void *src, float *dst, size_t n) {
+    if (e->dtype == PL_F32)
+        memcpy(dst, src, n * sizeof(float));
+    else
+        pl_bf16_to_f32_array(dst, src, n);
+}
+
+static void narrow(const pl_engine *e, const float *src, void *dst, size_t n) {
+    if (e->dtype == PL_F32)
+        memcpy(dst, src, n * sizeof(float));
+    else
+        pl_bf16_from_f32_array(dst, src, n);
+}
+
+/* Scratch for a readable call of rows x L queries over S keys. */
+static int readable_scratch(pl_engine *e, const pl_attend_call *call, int rows, int L, int S, char *err,
+                            size_t err_len) {
+    const size_t qn = (size_t)rows * L * call->num_heads * call->head_dim;
+    const size_t kn = (size_t)rows * call->num_kv_heads * S * call->head_dim;
+    const size_t th = (size_t)omp_get_max_threads();
+    if (!grow((void **)&e->rq, &e->rq_cap, qn * sizeof(float)) || !grow((void **)&e->rout, &e->rout_cap, qn * sizeof(float)) ||
+        !grow((void **)&e->rk, &e->rk_cap, kn * sizeof(float)) || !grow((void **)&e->rv, &e->rv_cap, kn * sizeof(float)) ||
+        !grow((void **)&e->rmask, &e->rmask_cap, (size_t)rows * L * S * sizeof(float)) ||
+        !grow((void **)&e->rscores, &e->rscores_cap, th * RB * (size_t)S * sizeof(float)))
+        return pl_fail(err, err_len, PL_ERR_NOMEM, "readable attention: out of memory (rows %d, L %d, S %d)", rows, L,
+                       S);
+    return PL_OK;
+}
+
+static readable_args readable_setup(const pl_engine *e, const pl_attend_call *call, int rows, int L, int S) {
+    readable_args a = {rows, L, S, call->num_heads, call->num_kv_heads, call->head_dim,
+                       call->scale > 0 ? call->scale : 1.0f / sqrtf((float)call->head_dim),
+                       e->rq, e->rk, e->rv, e->rmask, e->rout, e->rscores};
+    return a;
+}
+
 /* Query rows into a contiguous [rows, H, D] buffer (q may share a strided qkv buffer). */
 static void copy_q(const pl_engine *e, const pl_attend_call *call, int src_row, int n, char *dst) {
     size_t w = (size_t)call->num_heads * call->head_dim * e->elem;
     for (int t = 0; t < n; t++)
         memcpy(dst + (size_t)t * w, (const char *)call->q + (size_t)(src_row + t) * call->qkv_token_stride * e->elem, w);
+}
+
+/* Query rows widened to f32 [n, Hq, D] at dst. */
+static void widen_q(const pl_engine *e, const pl_attend_call *call, int src_row, int n, float *dst) {
+    size_t w = (size_t)call->num_heads * call->head_dim;
+    for (int t = 0; t < n; t++)
+        widen(e, (const char *)call->q + (size_t)(src_row + t) * call->qkv_token_stride * e->elem, dst + (size_t)t * w,
+              w);
 }
 
 /* Stores the new K/V of sequence i in its cache (dense concatenation or page write). */
@@ -185,10 +336,17 @@ static int ctx_len(const pl_engine *e, const pl_req *r, int layer) {
     return e->cfg.kv_mode == PL_KV_DENSE ? r->dense[layer].len : r->kv.layers[layer].offset;
 }
 
-/* One sequence's chunk (prefill): attention over its whole cache as one dense page. */
+/* The seed's choice for paged-gather: the week-2 fused decode kernel for short queries over
+ * short contexts, the readable attention otherwise; dense never uses the kernel. */
+static int use_fused(const pl_engine *e, int L, int S) {
+    return e->cfg.kv_mode == PL_KV_PAGED_GATHER && L <= 8 && S <= 256;
+}
+
+/* One sequence's chunk (prefill): attention over its whole cache (no padding). */
 static int attend_one(pl_engine *e, const pl_attend_call *call, int i, char *err, size_t err_len) {
     pl_req *r = e->cur[i];
-    const int H = call->num_kv_heads, D = call->head_dim, n = call->chunk_lens[i], l = call->layer;
+    const int H = call->num_kv_heads, D = call->head_dim, Hq = call->num_heads, n = call->chunk_lens[i],
+              l = call->layer;
     int ctx = ctx_len(e, r, l);
     const void *k, *v;
     if (e->cfg.kv_mode == PL_KV_DENSE) {
@@ -198,26 +356,45 @@ static int attend_one(pl_engine *e, const pl_attend_call *call, int i, char *err
         size_t bytes = (size_t)H * ctx * D * e->elem;
         if (!grow(&e->gk, &e->g_cap, bytes) || !grow(&e->gv, &e->gv_cap, bytes))
             return pl_fail(err, err_len, PL_ERR_NOMEM, "gather: out of memory");
-        gather_pages(e, &r->kv.layers[l], H, D, ctx, e->gk, e->gv);
+        gather_pages(e, &r->kv.layers[l], H, D, ctx, 0, e->gk, e->gv);
         e->m.gather_prefill_copy_bytes += (int64_t)ctx * (int64_t)e->token_bytes;
         k = e->gk;
         v = e->gv;
     }
-    const void *q = (const char *)call->q + (size_t)call->row_start[i] * call->qkv_token_stride * e->elem;
-    if (call->qkv_token_stride != (size_t)call->num_heads * D) {
-        size_t bytes = (size_t)n * call->num_heads * D * e->elem;
-        if (!grow(&e->qbuf, &e->qbuf_cap, bytes)) return pl_fail(err, err_len, PL_ERR_NOMEM, "attend: out of memory");
-        copy_q(e, call, call->row_start[i], n, e->qbuf);
-        q = e->qbuf;
+    void *out = (char *)call->out + (size_t)call->row_start[i] * Hq * D * e->elem;
+    if (use_fused(e, n, ctx)) {
+        const void *q = (const char *)call->q + (size_t)call->row_start[i] * call->qkv_token_stride * e->elem;
+        if (call->qkv_token_stride != (size_t)Hq * D) {
+            size_t bytes = (size_t)n * Hq * D * e->elem;
+            if (!grow(&e->qbuf, &e->qbuf_cap, bytes)) return pl_fail(err, err_len, PL_ERR_NOMEM, "attend: out of memory");
+            copy_q(e, call, call->row_start[i], n, e->qbuf);
+            q = e->qbuf;
+        }
+        int32_t bt = 0, c = ctx;
+        return attention(e, call, 1, n, ctx, q, k, v, &bt, &c, out, err, err_len);
     }
-    int32_t bt = 0, c = ctx;
-    void *out = (char *)call->out + (size_t)call->row_start[i] * call->num_heads * D * e->elem;
-    return attention(e, call, 1, n, ctx, q, k, v, &bt, &c, out, err, err_len);
+    int rc = readable_scratch(e, call, 1, n, ctx, err, err_len);
+    if (rc != PL_OK) return rc;
+    widen_q(e, call, call->row_start[i], n, e->rq);
+    widen(e, k, e->rk, (size_t)H * ctx * D);
+    widen(e, v, e->rv, (size_t)H * ctx * D);
+    /* causal mask [n, ctx]: query j sits at position ctx - n + j */
+    for (int j = 0; j < n; j++) {
+        float *m = e->rmask + (size_t)j * ctx;
+        const int last = ctx - n + j;
+        for (int s = 0; s < ctx; s++) m[s] = s <= last ? 0.0f : -INFINITY;
+    }
+    readable_args a = readable_setup(e, call, 1, n, ctx);
+    readable_attention(&a);
+    narrow(e, e->rout, out, (size_t)n * Hq * D);
+    return PL_OK;
 }
 
 /* Decode: every row one token; rebuild the padded dense batch [rows, H, S_max, D] of this
  * layer over the occupied slots (empty slots are left out rather than padded: the one
- * liberty taken with the week-2 batch, which pads all B slots). */
+ * liberty taken with the week-2 batch, which pads all B slots). Readable attention:
+ * right-aligned rows (zero padding on the left) and the additive mask [rows, 1, S_max];
+ * the fused kernel (gather, S_max <= 256): left-aligned rows and context lengths. */
 static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, size_t err_len) {
     const int B = call->num_seqs, H = call->num_kv_heads, D = call->head_dim, Hq = call->num_heads, l = call->layer;
     const size_t row = (size_t)D * e->elem;
@@ -228,6 +405,7 @@ static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, si
             if (ctx_len(e, e->cur[i], l) > S) S = ctx_len(e, e->cur[i], l);
         }
     if (!rows) return PL_OK;
+    const int fused = use_fused(e, 1, S);
     size_t bytes = (size_t)rows * H * S * row;
     size_t cap = e->stage_cap[l];
     if (!grow(&e->stage_k[l], &cap, bytes)) return pl_fail(err, err_len, PL_ERR_NOMEM, "dense batch: out of memory");
@@ -237,34 +415,63 @@ static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, si
     e->stage_bytes[l] = 2 * bytes;
     char *sk = e->stage_k[l], *sv = e->stage_v[l];
     size_t qw = (size_t)Hq * row;
-    if (!grow(&e->qbuf, &e->qbuf_cap, (size_t)rows * qw) || !grow(&e->obuf, &e->obuf_cap, (size_t)rows * qw))
-        return pl_fail(err, err_len, PL_ERR_NOMEM, "attend: out of memory");
+    if (fused) {
+        if (!grow(&e->qbuf, &e->qbuf_cap, (size_t)rows * qw) || !grow(&e->obuf, &e->obuf_cap, (size_t)rows * qw))
+            return pl_fail(err, err_len, PL_ERR_NOMEM, "attend: out of memory");
+    } else {
+        int rc = readable_scratch(e, call, rows, 1, S, err, err_len);
+        if (rc != PL_OK) return rc;
+    }
     int c = 0;
     for (int b = 0; b < B; b++) {
         if (call->chunk_lens[b] <= 0) continue;
         pl_req *r = e->cur[b];
-        int ctx = ctx_len(e, r, l);
-        e->bt[c] = c;
-        e->ctx_lens[c] = ctx;
+        const int ctx = ctx_len(e, r, l), pad = fused ? 0 : S - ctx;
         char *dk = sk + (size_t)c * H * S * row, *dv = sv + (size_t)c * H * S * row;
+        if (pad)
+            for (int h = 0; h < H; h++) {
+                memset(dk + (size_t)h * S * row, 0, (size_t)pad * row);
+                memset(dv + (size_t)h * S * row, 0, (size_t)pad * row);
+            }
         if (e->cfg.kv_mode == PL_KV_DENSE) {
             for (int h = 0; h < H; h++) {
-                memcpy(dk + (size_t)h * S * row, (const char *)r->dense[l].k + (size_t)h * ctx * row, (size_t)ctx * row);
-                memcpy(dv + (size_t)h * S * row, (const char *)r->dense[l].v + (size_t)h * ctx * row, (size_t)ctx * row);
+                memcpy(dk + ((size_t)h * S + pad) * row, (const char *)r->dense[l].k + (size_t)h * ctx * row,
+                       (size_t)ctx * row);
+                memcpy(dv + ((size_t)h * S + pad) * row, (const char *)r->dense[l].v + (size_t)h * ctx * row,
+                       (size_t)ctx * row);
             }
         } else {
-            gather_pages(e, &r->kv.layers[l], H, D, S, dk, dv);
+            gather_pages(e, &r->kv.layers[l], H, D, S, pad, dk, dv);
         }
         e->m.dense_staging_copy_bytes += (int64_t)ctx * (int64_t)e->token_bytes;
-        copy_q(e, call, call->row_start[b], 1, (char *)e->qbuf + (size_t)c * qw);
+        if (fused) {
+            e->bt[c] = c;
+            e->ctx_lens[c] = ctx;
+            copy_q(e, call, call->row_start[b], 1, (char *)e->qbuf + (size_t)c * qw);
+        } else {
+            float *m = e->rmask + (size_t)c * S;
+            for (int s = 0; s < S; s++) m[s] = s < pad ? -INFINITY : 0.0f;
+            widen_q(e, call, call->row_start[b], 1, e->rq + (size_t)c * Hq * D);
+        }
         c++;
     }
-    int rc = attention(e, call, rows, 1, S, e->qbuf, sk, sv, e->bt, e->ctx_lens, e->obuf, err, err_len);
-    if (rc != PL_OK) return rc;
+    if (fused) {
+        int rc = attention(e, call, rows, 1, S, e->qbuf, sk, sv, e->bt, e->ctx_lens, e->obuf, err, err_len);
+        if (rc != PL_OK) return rc;
+    } else {
+        widen(e, sk, e->rk, (size_t)rows * H * S * D);
+        widen(e, sv, e->rv, (size_t)rows * H * S * D);
+        readable_args a = readable_setup(e, call, rows, 1, S);
+        readable_attention(&a);
+    }
     c = 0;
     for (int b = 0; b < B; b++)
         if (call->chunk_lens[b] > 0) {
-            memcpy((char *)call->out + (size_t)call->row_start[b] * qw, (char *)e->obuf + (size_t)c * qw, qw);
+            char *dst = (char *)call->out + (size_t)call->row_start[b] * qw;
+            if (fused)
+                memcpy(dst, (char *)e->obuf + (size_t)c * qw, qw);
+            else
+                narrow(e, e->rout + (size_t)c * Hq * D, dst, (size_t)Hq * D);
             c++;
         }
     return PL_OK;
