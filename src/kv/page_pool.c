@@ -1,9 +1,11 @@
 /* Page pool: K/V storage [capacity, H_kv, page_size, D], a LIFO free stack, and the
  * reference's growth rule and counters. */
+#define _DEFAULT_SOURCE /* madvise */
 #include "kv/page_pool.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct pool_txn {
     int active;
@@ -34,9 +36,15 @@ struct pl_page_pool {
 
 static void *host_alloc(void *ctx, size_t bytes) {
     (void)ctx;
-    size_t rounded = (bytes + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
-    if (p) memset(p, 0, rounded);
+    /* Large storage on 2 MiB huge pages: attention jumps between pages at random places, and
+     * fewer TLB misses measured 46% -> 53% of read bandwidth in decode (docs/PERF.md). */
+    const size_t huge = (size_t)2 << 20;
+    size_t align = bytes >= huge ? huge : 64;
+    size_t rounded = (bytes + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, rounded ? rounded : align);
+    if (!p) return NULL;
+    if (align == huge) madvise(p, rounded, MADV_HUGEPAGE); /* a hint: failure is harmless */
+    memset(p, 0, rounded);
     return p;
 }
 
