@@ -6,11 +6,13 @@
  * SCALAR, DECODE, FLASH, AUTO. Every variant is checked against REFERENCE before timing.
  * --device cuda hands the same argv to the CUDA benchmark. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "attn/attn_internal.h"
 #include "base/bf16.h"
@@ -27,6 +29,9 @@
 
 typedef struct bopts {
     int threads, page_size, warmup, iterations, prefill_len, chunk, scalar_max_gflop;
+    int only;       /* 0 all, 1 decode rows only, 2 prefill rows only */
+    int huge_pages; /* page storage on 2 MiB-aligned, MADV_HUGEPAGE memory */
+    const char *variants; /* comma list filter, NULL: all */
     double max_seconds, ceiling_seconds;
     uint64_t seed;
     int32_t *contexts, *batches, *chunk_contexts;
@@ -51,6 +56,9 @@ static void usage(FILE *f) {
             "  --scalar-max-gflop N      skip SCALAR rows above N GFLOP of work (default 40)\n"
             "  --ceiling-seconds S       time per ceiling measurement, at the start and the end (default 2)\n"
             "  --seed N                  data seed (default 0)\n"
+            "  --only all|decode|prefill which rows to run (default all)\n"
+            "  --variants LIST           comma list of variants to run, e.g. decode,auto (default: all)\n"
+            "  --huge-pages on|off       K/V pages on 2 MiB-aligned memory with MADV_HUGEPAGE (default on)\n"
             "  --json-output FILE        write the results as JSON (default: none)\n"
             "  --help                    this text\n");
 }
@@ -81,7 +89,21 @@ static uint64_t splitmix64(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-static int prob_build(bprob *p, int B, int L, int C, int ps, uint64_t seed) {
+/* K/V page storage. huge: 2 MiB-aligned and MADV_HUGEPAGE (THP is often in madvise mode):
+ * decode jumps to a random page every 32 KB run, and with 4 KiB pages each jump is also a
+ * TLB miss. Freed with free(). */
+static void *pages_alloc(size_t bytes, int huge) {
+    if (!huge) return malloc(bytes ? bytes : 1);
+    const size_t hp = (size_t)2 << 20;
+    size_t rounded = (bytes + hp - 1) / hp * hp;
+    void *m = aligned_alloc(hp, rounded ? rounded : hp);
+#ifdef MADV_HUGEPAGE
+    if (m) (void)madvise(m, rounded ? rounded : hp, MADV_HUGEPAGE); /* advisory: ignore failure */
+#endif
+    return m;
+}
+
+static int prob_build(bprob *p, int B, int L, int C, int ps, uint64_t seed, int huge) {
     memset(p, 0, sizeof *p);
     pl_mt19937 rng;
     pl_mt_seed(&rng, seed + (uint64_t)C);
@@ -89,7 +111,7 @@ static int prob_build(bprob *p, int B, int L, int C, int ps, uint64_t seed) {
     size_t page_elems = (size_t)P * HKV * ps * HD;
     p->qn = (size_t)B * L * HQ * HD;
     p->q = malloc(p->qn * 2), p->out = malloc(p->qn * 2), p->ref = malloc(p->qn * 2);
-    p->k = malloc(page_elems * 2), p->v = malloc(page_elems * 2);
+    p->k = pages_alloc(page_elems * 2, huge), p->v = pages_alloc(page_elems * 2, huge);
     p->bt = malloc(sizeof(int32_t) * (size_t)B * live), p->ctx = malloc(sizeof(int32_t) * (size_t)B);
     p->dk = malloc((size_t)B * HKV * C * HD * 2), p->dv = malloc((size_t)B * HKV * C * HD * 2);
     p->dbt = malloc(sizeof(int32_t) * (size_t)B);
@@ -367,10 +389,23 @@ static int write_json(const char *path, const bresults *r, const pl_ceilings *c,
 }
 
 /* Runs the listed variants on one shape: REFERENCE first, then each variant. */
+/* Whether comma list `list` names `name` exactly. */
+static int list_has(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *c = list; *c;) {
+        const char *e = strchr(c, ',');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len == n && !strncmp(c, name, n)) return 1;
+        if (!e) break;
+        c = e + 1;
+    }
+    return 0;
+}
+
 static int bench_shape(const char *kind, int B, int L, int C, const char *const *variants, int nv, const bopts *o,
                        const pl_ceilings *ceil, bresults *res) {
     bprob p;
-    if (prob_build(&p, B, L, C, o->page_size, o->seed)) {
+    if (prob_build(&p, B, L, C, o->page_size, o->seed, o->huge_pages)) {
         prob_free(&p);
         fprintf(stderr, "pagellm: bench-attention: out of memory for B=%d L=%d C=%d\n", B, L, C);
         return 1;
@@ -381,6 +416,7 @@ static int bench_shape(const char *kind, int B, int L, int C, const char *const 
     int rc = reference_tail(&p, check_rows, err, sizeof err);
     if (rc != PL_OK) fprintf(stderr, "pagellm: bench-attention: reference: %s\n", err);
     for (int i = 0; i < nv && rc == PL_OK; i++) {
+        if (o->variants && !list_has(o->variants, variants[i])) continue;
         if (!strcmp(variants[i], "scalar") && attn_flops(B, L, C) * 1e-9 > o->scalar_max_gflop) continue;
         rc = bench_one(&p, kind, variants[i], o, ceil, check_rows, res);
     }
@@ -399,7 +435,7 @@ int pl_cmd_bench_attention(int argc, char **argv) {
             }
         }
     }
-    bopts o = {0, 128, 2, 10, 2048, 128, 40, 3.0, 2.0, 0, NULL, NULL, NULL, 0, 0, 0, NULL};
+    bopts o = {0, 128, 2, 10, 2048, 128, 40, 0, 1, NULL, 3.0, 2.0, 0, NULL, NULL, NULL, 0, 0, 0, NULL};
     int32_t def_ctx[] = {128, 1024, 8192}, def_b[] = {1, 4}, def_cc[] = {1024, 4096, 8192};
     const char *v;
     int code = 2;
@@ -466,6 +502,39 @@ int pl_cmd_bench_attention(int argc, char **argv) {
             o.ceiling_seconds = s;
         } else if (pl_cli_is(argv[i], "--seed")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--seed")) || pl_cli_u64("--seed", v, &o.seed)) goto done;
+        } else if (pl_cli_is(argv[i], "--only")) {
+            if (!(v = pl_cli_value(argc, argv, &i, "--only"))) goto done;
+            if (!strcmp(v, "all")) o.only = 0;
+            else if (!strcmp(v, "decode")) o.only = 1;
+            else if (!strcmp(v, "prefill")) o.only = 2;
+            else {
+                fprintf(stderr, "pagellm: --only: expected all, decode or prefill, got '%s'\n", v);
+                goto done;
+            }
+        } else if (pl_cli_is(argv[i], "--variants")) {
+            if (!(o.variants = pl_cli_value(argc, argv, &i, "--variants"))) goto done;
+            const char *known[] = {"dense+gather", "scalar", "decode", "flash", "auto"};
+            for (const char *c = o.variants;;) {
+                const char *e = strchr(c, ',');
+                size_t len = e ? (size_t)(e - c) : strlen(c);
+                int found = 0;
+                for (int k = 0; k < 5; k++) found |= strlen(known[k]) == len && !strncmp(c, known[k], len);
+                if (!found) {
+                    fprintf(stderr, "pagellm: --variants: unknown variant '%.*s' in '%s' (known: dense+gather,scalar,decode,flash,auto)\n",
+                            (int)len, c, o.variants);
+                    goto done;
+                }
+                if (!e) break;
+                c = e + 1;
+            }
+        } else if (pl_cli_is(argv[i], "--huge-pages")) {
+            if (!(v = pl_cli_value(argc, argv, &i, "--huge-pages"))) goto done;
+            if (!strcmp(v, "on")) o.huge_pages = 1;
+            else if (!strcmp(v, "off")) o.huge_pages = 0;
+            else {
+                fprintf(stderr, "pagellm: --huge-pages: expected on or off, got '%s'\n", v);
+                goto done;
+            }
         } else if (pl_cli_is(argv[i], "--json-output")) {
             if (!(o.json = pl_cli_value(argc, argv, &i, "--json-output"))) goto done;
         } else {
@@ -506,12 +575,12 @@ int pl_cmd_bench_attention(int argc, char **argv) {
     const char *dec_vars[] = {"dense+gather", "scalar", "decode", "flash", "auto"};
     const char *pre_vars[] = {"dense+gather", "scalar", "flash", "auto"};
     int rc = 0;
-    for (int bi = 0; bi < nb && !rc; bi++)
+    for (int bi = 0; bi < nb && !rc && o.only != 2; bi++)
         for (int ci = 0; ci < nctx && !rc; ci++)
             rc = bench_shape("decode", bs[bi], 1, ctxs[ci], dec_vars, 5, &o, &ceil, &res);
-    for (int ci = 0; ci < ncc && !rc; ci++)
+    for (int ci = 0; ci < ncc && !rc && o.only != 1; ci++)
         rc = bench_shape("prefill-chunk", 1, o.chunk, ccs[ci], pre_vars, 4, &o, &ceil, &res);
-    if (!rc && o.prefill_len > 0)
+    if (!rc && o.prefill_len > 0 && o.only != 1)
         rc = bench_shape("prefill-static", 1, o.prefill_len, o.prefill_len, pre_vars, 4, &o, &ceil, &res);
     /* A shared machine's ceilings drift: measure again at the end and keep the higher
      * figure of each, so ratios are never flattered by a slow ceiling pass. */

@@ -46,11 +46,14 @@ typedef struct pl_attn_kernels {
     void (*bf16_to_f32)(float *dst, const uint16_t *src, int n);
     /* bf16 pages read in place, head_dim 128 only (NULL where the level has none):
      * qk_bf16: s[i][j] = qscale * (q[i] . k[j]) with q raw bf16 rows of 128 (stride 128);
-     * pv_bf16: pv with V rows widened in registers. */
+     * pv_bf16: pv with V rows widened in registers.
+     * Both prefetch npf contiguous rows of 128 from pf (NULL, 0: none), spread over the loop:
+     * the decode sweep passes the K (V) rows one page ahead so DRAM transfers overlap compute
+     * instead of stalling in one burst at each page. */
     void (*qk_bf16)(const uint16_t *q, int nrows, const uint16_t *const *krows, int nkp, float qscale, float *s,
-                    int lds);
+                    int lds, const uint16_t *pf, int npf);
     void (*pv_bf16)(const float *p, int ldp, int nrows, const uint16_t *const *vrows, int nk, const float *alpha,
-                    float *o, int ldo);
+                    float *o, int ldo, const uint16_t *pf, int npf);
     /* qk_bf16 for many rows: K staged as bf16 pairs transposed, kt[w * PL_ATTN_BK + j] = word
      * w (dims 2w, 2w+1) of key j; Q rows broadcast a word at a time. */
     void (*qk_kt_bf16)(const uint16_t *q, int nrows, const uint32_t *kt, int nkp, float qscale, float *s, int lds);

@@ -192,25 +192,53 @@ PL_T512 static void bf16_to_f32(float *dst, const uint16_t *src, int n) {
 #define PL_TBF __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,fma")))
 
 /* vdpbf16ps: exact bf16 products, f32 sums; Q stays unscaled bf16 (exact) and the scale is
- * applied to the f32 score. */
+ * applied to the f32 score. Four query rows stay in registers and each K row is loaded once
+ * for all four (a GQA group), two keys at a time: 8 accumulators, one 8-way reduction. */
 PL_TBF static void qk_bf16(const uint16_t *q, int nrows, const uint16_t *const *krows, int nkp, float qscale, float *s,
-                           int lds) {
+                           int lds, const uint16_t *pf, int npf) {
     const __m512 sc = _mm512_set1_ps(qscale);
-    for (int i = 0; i < nrows; i++) {
-        const uint16_t *qi = q + (size_t)i * 128;
-        __m512bh q0 = (__m512bh)_mm512_loadu_si512(qi), q1 = (__m512bh)_mm512_loadu_si512(qi + 32);
-        __m512bh q2 = (__m512bh)_mm512_loadu_si512(qi + 64), q3 = (__m512bh)_mm512_loadu_si512(qi + 96);
-        for (int j0 = 0; j0 < nkp; j0 += 16) {
-            __m512 a[16];
-            for (int j = 0; j < 16; j++) {
-                const uint16_t *kr = krows[j0 + j];
-                __m512 t = _mm512_dpbf16_ps(_mm512_setzero_ps(), q0, (__m512bh)_mm512_loadu_si512(kr));
-                __m512 u = _mm512_dpbf16_ps(_mm512_setzero_ps(), q1, (__m512bh)_mm512_loadu_si512(kr + 32));
-                t = _mm512_dpbf16_ps(t, q2, (__m512bh)_mm512_loadu_si512(kr + 64));
-                u = _mm512_dpbf16_ps(u, q3, (__m512bh)_mm512_loadu_si512(kr + 96));
-                a[j] = _mm512_add_ps(t, u);
+    for (int i0 = 0; i0 < nrows; i0 += 4) {
+        int R = nrows - i0 < 4 ? nrows - i0 : 4;
+        __m512bh qv[4][4];
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++)
+                qv[r][c] = (__m512bh)(r < R ? _mm512_loadu_si512(q + (size_t)(i0 + r) * 128 + 32 * c)
+                                            : _mm512_setzero_si512());
+        for (int j = 0; j < nkp; j += 2) {
+            /* prefetches spread between the dot products, a key's lines per key */
+            if (i0 == 0)
+                for (int jj = j; jj < j + 2 && jj < npf; jj++)
+                    for (int c = 0; c < 128; c += 32) _mm_prefetch((const char *)(pf + (size_t)jj * 128 + c), _MM_HINT_T0);
+            /* v[c] = (row c, key j), v[4 + c] = (row c, key j + 1) */
+            __m512 v[8];
+            for (int jj = 0; jj < 2; jj++) {
+                const uint16_t *kr = krows[j + jj];
+                __m512bh k0 = (__m512bh)_mm512_loadu_si512(kr), k1 = (__m512bh)_mm512_loadu_si512(kr + 32);
+                __m512bh k2 = (__m512bh)_mm512_loadu_si512(kr + 64), k3 = (__m512bh)_mm512_loadu_si512(kr + 96);
+                for (int r = 0; r < 4; r++) {
+                    __m512 t = _mm512_dpbf16_ps(_mm512_setzero_ps(), qv[r][0], k0);
+                    t = _mm512_dpbf16_ps(t, qv[r][1], k1);
+                    t = _mm512_dpbf16_ps(t, qv[r][2], k2);
+                    v[4 * jj + r] = _mm512_dpbf16_ps(t, qv[r][3], k3);
+                }
             }
-            _mm512_storeu_ps(s + (size_t)i * lds + j0, _mm512_mul_ps(hsum16(a), sc));
+            __m512 t[4], u[2];
+            for (int k = 0; k < 4; k++)
+                t[k] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0x44),
+                                     _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0xEE));
+            for (int k = 0; k < 2; k++)
+                u[k] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], 0x88),
+                                     _mm512_shuffle_f32x4(t[2 * k], t[2 * k + 1], 0xDD));
+            /* u[k], 128-bit lane c: four partial sums of v[4k + c] */
+            __m512 w = _mm512_add_ps(_mm512_shuffle_ps(u[0], u[1], 0x44), _mm512_shuffle_ps(u[0], u[1], 0xEE));
+            __m512 h = _mm512_add_ps(_mm512_shuffle_ps(w, w, 0x88), _mm512_shuffle_ps(w, w, 0xDD));
+            /* 128-bit lane c = (sum v[c], sum v[4 + c], ...): row c's two scores, adjacent */
+            h = _mm512_mul_ps(h, sc);
+            float *sr = s + (size_t)i0 * lds + j;
+            _mm_storel_pi((__m64 *)sr, _mm512_castps512_ps128(h));
+            if (R > 1) _mm_storel_pi((__m64 *)(sr + lds), _mm512_extractf32x4_ps(h, 1));
+            if (R > 2) _mm_storel_pi((__m64 *)(sr + 2 * (size_t)lds), _mm512_extractf32x4_ps(h, 2));
+            if (R > 3) _mm_storel_pi((__m64 *)(sr + 3 * (size_t)lds), _mm512_extractf32x4_ps(h, 3));
         }
     }
 }
@@ -232,8 +260,17 @@ PL_TBF static void qk_bf16(const uint16_t *q, int nrows, const uint16_t *const *
             }                                                                                     \
         }                                                                                         \
         for (int j = 0; j < nk; j += 2) {                                                         \
-            const __m512i *vp = vi + (size_t)(j / 2) * 8 + (d0 / 64) * 4;                         \
-            __m512i v0[2] = {vp[0], vp[2]}, v1[2] = {vp[1], vp[3]};                               \
+            if (i == 0 && d0 == 0)                                                                \
+                for (int jj = j; jj < j + 2 && jj < npf; jj++)                                    \
+                    for (int c = 0; c < 128; c += 32)                                             \
+                        _mm_prefetch((const char *)(pf + (size_t)jj * 128 + c), _MM_HINT_T0);     \
+            __m512i v0[2], v1[2];                                                                 \
+            for (int ch = 0; ch < 2; ch++) {                                                      \
+                __m512i va = _mm512_loadu_si512(vrows[j] + d0 + 32 * ch);                         \
+                __m512i vb = _mm512_loadu_si512(vrows[j + 1] + d0 + 32 * ch);                     \
+                v0[ch] = _mm512_unpacklo_epi16(va, vb);                                           \
+                v1[ch] = _mm512_unpackhi_epi16(va, vb);                                           \
+            }                                                                                     \
             for (int r = 0; r < R; r++) {                                                         \
                 __m512bh pp = (__m512bh)_mm512_set1_epi32(p16[(size_t)(i + r) * 16 + j / 2]);     \
                 for (int ch = 0; ch < 2; ch++) {                                                  \
@@ -252,23 +289,12 @@ PL_TBF static void qk_bf16(const uint16_t *q, int nrows, const uint16_t *const *
     } while (0)
 
 PL_TBF static void pv_bf16(const float *p, int ldp, int nrows, const uint16_t *const *vrows, int nk,
-                           const float *alpha, float *o, int ldo) {
+                           const float *alpha, float *o, int ldo, const uint16_t *pf, int npf) {
     /* natural dims 0..31 of a chunk (n0 = 0..15, n1 = 16..31) <-> lo/hi lanes */
     const __m512i to_lo = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
     const __m512i to_hi = _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
     const __m512i from0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
     const __m512i from1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-    /* V key pairs interleaved once per call (not once per row block): for pair t, half h,
-     * chunk c: vi[t * 8 + h * 4 + c * 2 + {0: lo, 1: hi}] */
-    __m512i vi[16 * 8];
-    for (int j = 0; j < nk; j += 2)
-        for (int h = 0; h < 2; h++)
-            for (int c = 0; c < 2; c++) {
-                __m512i a = _mm512_loadu_si512(vrows[j] + 64 * h + 32 * c);
-                __m512i b = _mm512_loadu_si512(vrows[j + 1] + 64 * h + 32 * c);
-                vi[(j / 2) * 8 + h * 4 + c * 2] = _mm512_unpacklo_epi16(a, b);
-                vi[(j / 2) * 8 + h * 4 + c * 2 + 1] = _mm512_unpackhi_epi16(a, b);
-            }
     /* probabilities as bf16 pairs: word j/2 of row i = (p[i][j], p[i][j+1]) */
     uint32_t p16[64 * 16];
     for (int i0 = 0; i0 < nrows; i0 += 64) {

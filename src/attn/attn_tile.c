@@ -91,11 +91,22 @@ void pl_attn_sweep(const pl_attn_geom *g, const pl_attn_kernels *k, pl_attn_work
                 off[j] = cached_base + (size_t)(s - lp * ps) * D;
             }
         }
-        /* Entering a page, prefetch the next page's rows of this head (up to 256): with
-         * shuffled page ids each page is a jump the hardware prefetchers cannot follow, and
-         * decode has little compute to hide DRAM latency. (Measured: one page ahead beat one
-         * to three tiles ahead and two pages ahead.) */
-        if (aligned && t0 % ps == 0 && t0 + ps < k1) {
+        /* Software prefetch: with shuffled page ids each page is a jump the hardware
+         * prefetchers cannot follow. The in-place bf16 kernels prefetch the next tile's K (V)
+         * rows spread between their dot products; a burst of a whole page's prefetches stalls
+         * the core until the misses drain (measured, dev VM, one thread: the spread one-tile-
+         * ahead form beat one page ahead, in a burst or spread). Other paths prefetch the next
+         * page's rows of this head (up to 256) on entering a page. */
+        const uint16_t *pfk = NULL, *pfv = NULL;
+        int npf = 0;
+        if (raw16 && !use_kt && aligned) {
+            if (t0 + PL_ATTN_BK < k1) {
+                int t1 = t0 + PL_ATTN_BK;
+                npf = k1 - t1 < nk ? k1 - t1 : nk;
+                size_t base = (size_t)bt[t1 / ps] * page_stride + head_off + (size_t)(t1 % ps) * D;
+                pfk = (const uint16_t *)a->key_pages + base, pfv = (const uint16_t *)a->value_pages + base;
+            }
+        } else if (aligned && t0 % ps == 0 && t0 + ps < k1) {
             int t1 = t0 + ps, n1 = k1 - t1 < ps ? k1 - t1 : ps;
             if (n1 > 256) n1 = 256;
             size_t nb = (size_t)n1 * D * g->esize;
@@ -120,10 +131,10 @@ void pl_attn_sweep(const pl_attn_geom *g, const pl_attn_kernels *k, pl_attn_work
                 }
                 k->qk_kt_bf16(q16, nrows, kt, nkp, g->qscale, w->s, PL_ATTN_BK);
             } else {
-                k->qk_bf16(q16, nrows, w->krows16, nkp, g->qscale, w->s, PL_ATTN_BK);
+                k->qk_bf16(q16, nrows, w->krows16, nkp, g->qscale, w->s, PL_ATTN_BK, pfk, npf);
             }
             k->softmax(w->s, PL_ATTN_BK, nrows, nk, nkp, t0, lim, m, l, w->alpha);
-            k->pv_bf16(w->s, PL_ATTN_BK, nrows, w->vrows16, nk, w->alpha, o, dp);
+            k->pv_bf16(w->s, PL_ATTN_BK, nrows, w->vrows16, nk, w->alpha, o, dp, pfv, npf);
             continue;
         }
         if (use_kt) {
