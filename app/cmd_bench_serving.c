@@ -73,7 +73,8 @@ static void usage(FILE *f) {
             "                        requests, throughput and preemptions (default: off, plain run)\n"
             "\n"
             "model:\n"
-            "  --shape NAME          built-in synthetic Qwen3 shape (default small)\n"
+            "  --shape NAME          built-in synthetic Qwen3 shape (default serve: vocab 151936\n"
+            "                        tied, hidden 128, 4 layers, 4 query / 2 KV heads of 128)\n"
             "  --model DIR           a Hugging Face Qwen3 checkpoint directory (default none)\n"
             "  --model-seed N        weights seed of the synthetic model (default 0)\n"
             "  --dtype bf16|f32      activation and K/V dtype (default bf16)\n"
@@ -149,7 +150,7 @@ static int parse_budgets(const char *v, bench_opts *o) {
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
     *o = (bench_opts){16, 4, 128, 1024, 32, 128, 128, 1, 4, 128, 0, 0, 3, {PL_KV_DENSE, PL_KV_PAGED_GATHER, PL_KV_PAGED},
-                      NULL, "small", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0};
+                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
 #define INTFLAG(name, field, lo, hi)                                              \

@@ -1,5 +1,8 @@
 /* In f32 the three KV modes (dense, paged-gather, paged) emit identical greedy tokens for
- * every request of a seed-style trace, with the expected metric totals and no leaked page. */
+ * every request of a seed-style trace, with the expected metric totals and no leaked page.
+ * Dense always runs the readable FP32 attention (right-aligned padded batch + mask);
+ * paged-gather runs the fused operator while the context is <= 256 and the readable
+ * attention beyond; paged runs pl_paged_attention. Different summation orders, same tokens. */
 #include "engine_test_util.h"
 #include "test_util.h"
 
@@ -15,12 +18,20 @@ int main(void) {
     pl_trace_config tc = {8, 64, 400, 8, 40, mc->vocab_size, mc->eos_ids[0], 0};
     if (getenv("PAGELLM_SANITIZED")) { /* the sanitizer build runs a shorter trace */
         tc.num_seqs = 6;
-        tc.max_input_len = 200;
+        tc.max_input_len = 300;
         tc.max_output_len = 16;
     }
     pl_trace t;
     CHECK_OK(pl_trace_generate(&tc, &t, err, sizeof err), err);
     int64_t prompt = pl_trace_prompt_tokens(&t), out = pl_trace_output_tokens(&t);
+    /* contexts on both sides of gather's 256-token switch between fused and readable */
+    int min_ctx = 1 << 30, max_ctx = 0;
+    for (int i = 0; i < t.num_requests; i++) {
+        int c = t.requests[i].prompt_len;
+        if (c < min_ctx) min_ctx = c;
+        if (c + t.requests[i].max_new_tokens > max_ctx) max_ctx = c + t.requests[i].max_new_tokens;
+    }
+    CHECK_MSG(min_ctx <= 256 && max_ctx > 256, "trace contexts %d..%d", min_ctx, max_ctx);
 
     run_out r[3];
     for (int mode = 0; mode < 3; mode++) {

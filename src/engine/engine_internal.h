@@ -79,10 +79,10 @@ struct pl_engine {
     void *qbuf, *obuf, *gk, *gv;
     size_t qbuf_cap, obuf_cap, g_cap, gv_cap;
     int32_t *bt, *ctx_lens;
-    /* readable FP32 attention scratch: widened Q/K/V, the additive mask, f32 output, and
-     * one score row per thread */
-    float *rq, *rk, *rv, *rmask, *rout, *rscores;
-    size_t rq_cap, rk_cap, rv_cap, rmask_cap, rout_cap, rscores_cap;
+    /* readable FP32 attention scratch: widened Q, the additive mask, f32 output, and the
+     * score rows of each thread (K/V are widened as they are read) */
+    float *rq, *rmask, *rout, *rscores;
+    size_t rq_cap, rmask_cap, rout_cap, rscores_cap;
 
     /* metrics */
     pl_engine_metrics m;

@@ -20,6 +20,7 @@
 static void *grow(void **buf, size_t *cap, size_t bytes) {
     if (*cap >= bytes && *buf) return *buf;
     size_t n = bytes < 64 ? 64 : bytes;
+    if (n < *cap + *cap / 2) n = *cap + *cap / 2; /* geometric: contexts grow a token at a time */
     n = (n + 63) & ~(size_t)63;
     void *p = aligned_alloc(64, n);
     if (!p) return NULL;
@@ -65,8 +66,6 @@ void pl_eng_modes_free(pl_engine *e) {
     free(e->bt);
     free(e->ctx_lens);
     free(e->rq);
-    free(e->rk);
-    free(e->rv);
     free(e->rmask);
     free(e->rout);
     free(e->rscores);
@@ -190,21 +189,58 @@ typedef struct readable_args {
     int rows, L, S, Hq, Hkv, D;
     float scale;
     const float *q;    /* [rows, L, Hq, D] */
-    const float *k;    /* [rows, Hkv, S, D] */
-    const float *v;    /* [rows, Hkv, S, D] */
+    const void *k;     /* [rows, Hkv, S, D], f32 or bf16 (widened to f32 as it is read) */
+    const void *v;     /* [rows, Hkv, S, D] */
+    int kv_bf16;
     const float *mask; /* [rows, L, S]: 0 or -inf */
     float *out;        /* [rows, L, Hq, D] */
     float *scores;     /* [threads, RB, S] */
 } readable_args;
 
+/* a * b + c: fused when the variant's ISA has FMA (fma is a constant after inlining; ISO C
+ * mode does not contract a * b + c by itself). */
+#define MADD(fma, a, b, c) ((fma) ? fmaf((a), (b), (c)) : (a) * (b) + (c))
+
+/* q[0..3] . k for one key row: four dot products in one pass. */
+static inline __attribute__((always_inline)) void dot4_f32(const float *const *q, const float *k, int D, float *out,
+                                                          int fma) {
+    const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+#pragma omp simd reduction(+ : a0, a1, a2, a3)
+    for (int d = 0; d < D; d++) {
+        const float kd = k[d];
+        a0 = MADD(fma, q0[d], kd, a0);
+        a1 = MADD(fma, q1[d], kd, a1);
+        a2 = MADD(fma, q2[d], kd, a2);
+        a3 = MADD(fma, q3[d], kd, a3);
+    }
+    out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3;
+}
+
+static inline __attribute__((always_inline)) void dot4_bf16(const float *const *q, const uint16_t *k, int D,
+                                                           float *out, int fma) {
+    const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3];
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+#pragma omp simd reduction(+ : a0, a1, a2, a3)
+    for (int d = 0; d < D; d++) {
+        const float kd = pl_bf16_to_f32(k[d]);
+        a0 = MADD(fma, q0[d], kd, a0);
+        a1 = MADD(fma, q1[d], kd, a1);
+        a2 = MADD(fma, q2[d], kd, a2);
+        a3 = MADD(fma, q3[d], kd, a3);
+    }
+    out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3;
+}
+
 /* One task: rows [i0, i0 + RB) of the group of KV head g in batch row b. */
-static inline __attribute__((always_inline)) void readable_task(const readable_args *a, int t, float *sc) {
+static inline __attribute__((always_inline)) void readable_task(const readable_args *a, int t, float *sc, int fma) {
     const int L = a->L, S = a->S, Hq = a->Hq, Hkv = a->Hkv, D = a->D, rep = Hq / Hkv;
     const int grp = rep * L, blocks = (grp + RB - 1) / RB;
     const int b = t / (Hkv * blocks), g = (t / blocks) % Hkv, i0 = (t % blocks) * RB;
     const int nr = grp - i0 < RB ? grp - i0 : RB;
-    const float *k = a->k + ((size_t)b * Hkv + g) * (size_t)S * D;
-    const float *v = a->v + ((size_t)b * Hkv + g) * (size_t)S * D;
+    const size_t kv0 = ((size_t)b * Hkv + g) * (size_t)S * D;
+    const float *kf = (const float *)a->k + kv0, *vf = (const float *)a->v + kv0;
+    const uint16_t *kh = (const uint16_t *)a->k + kv0, *vh = (const uint16_t *)a->v + kv0;
     const float *q[RB], *m[RB];
     float *o[RB];
     for (int r = 0; r < nr; r++) { /* row i = l * rep + j: query l, head g * rep + j */
@@ -214,14 +250,28 @@ static inline __attribute__((always_inline)) void readable_task(const readable_a
         m[r] = a->mask + ((size_t)b * L + l) * S;
     }
     for (int s = 0; s < S; s++) {
-        const float *ks = k + (size_t)s * D;
-        for (int r = 0; r < nr; r++) {
+        const float *ks = kf + (size_t)s * D;
+        const uint16_t *ksh = kh + (size_t)s * D;
+        float dots[RB];
+        int r = 0;
+        for (; r + 4 <= nr; r += 4) /* four rows per pass: independent sums, one key load */
+            if (a->kv_bf16)
+                dot4_bf16(q + r, ksh, D, dots + r, fma);
+            else
+                dot4_f32(q + r, ks, D, dots + r, fma);
+        for (; r < nr; r++) {
             const float *qr = q[r];
             float acc = 0.0f;
+            if (a->kv_bf16) {
 #pragma omp simd reduction(+ : acc)
-            for (int d = 0; d < D; d++) acc += qr[d] * ks[d];
-            sc[(size_t)r * S + s] = acc * a->scale + m[r][s];
+                for (int d = 0; d < D; d++) acc = MADD(fma, qr[d], pl_bf16_to_f32(ksh[d]), acc);
+            } else {
+#pragma omp simd reduction(+ : acc)
+                for (int d = 0; d < D; d++) acc = MADD(fma, qr[d], ks[d], acc);
+            }
+            dots[r] = acc;
         }
+        for (r = 0; r < nr; r++) sc[(size_t)r * S + s] = dots[r] * a->scale + m[r][s];
     }
     for (int r = 0; r < nr; r++) {
         float *row = sc + (size_t)r * S, mx = -INFINITY, sum = 0.0f;
@@ -235,12 +285,18 @@ static inline __attribute__((always_inline)) void readable_task(const readable_a
         for (int d = 0; d < D; d++) o[r][d] = 0.0f;
     }
     for (int s = 0; s < S; s++) {
-        const float *vs = v + (size_t)s * D;
+        const float *vs = vf + (size_t)s * D;
+        const uint16_t *vsh = vh + (size_t)s * D;
         for (int r = 0; r < nr; r++) {
             const float p = sc[(size_t)r * S + s];
             float *orow = o[r];
+            if (a->kv_bf16) {
 #pragma omp simd
-            for (int d = 0; d < D; d++) orow[d] += p * vs[d];
+                for (int d = 0; d < D; d++) orow[d] = MADD(fma, p, pl_bf16_to_f32(vsh[d]), orow[d]);
+            } else {
+#pragma omp simd
+                for (int d = 0; d < D; d++) orow[d] = MADD(fma, p, vs[d], orow[d]);
+            }
         }
     }
 }
@@ -248,12 +304,12 @@ static inline __attribute__((always_inline)) void readable_task(const readable_a
 typedef void (*readable_task_fn)(const readable_args *a, int t, float *sc);
 __attribute__((target("avx512f,avx512vl,avx2,fma"))) static void readable_task_avx512(const readable_args *a, int t,
                                                                                       float *sc) {
-    readable_task(a, t, sc);
+    readable_task(a, t, sc, 1);
 }
 __attribute__((target("avx2,fma"))) static void readable_task_avx2(const readable_args *a, int t, float *sc) {
-    readable_task(a, t, sc);
+    readable_task(a, t, sc, 1);
 }
-static void readable_task_generic(const readable_args *a, int t, float *sc) { readable_task(a, t, sc); }
+static void readable_task_generic(const readable_args *a, int t, float *sc) { readable_task(a, t, sc, 0); }
 
 /* The parallel loop stays outside the target-specific code: GCC outlines an OpenMP region
  * into a function without the caller's target attributes. */
@@ -287,10 +343,8 @@ static void narrow(const pl_engine *e, const float *src, void *dst, size_t n) {
 static int readable_scratch(pl_engine *e, const pl_attend_call *call, int rows, int L, int S, char *err,
                             size_t err_len) {
     const size_t qn = (size_t)rows * L * call->num_heads * call->head_dim;
-    const size_t kn = (size_t)rows * call->num_kv_heads * S * call->head_dim;
     const size_t th = (size_t)omp_get_max_threads();
     if (!grow((void **)&e->rq, &e->rq_cap, qn * sizeof(float)) || !grow((void **)&e->rout, &e->rout_cap, qn * sizeof(float)) ||
-        !grow((void **)&e->rk, &e->rk_cap, kn * sizeof(float)) || !grow((void **)&e->rv, &e->rv_cap, kn * sizeof(float)) ||
         !grow((void **)&e->rmask, &e->rmask_cap, (size_t)rows * L * S * sizeof(float)) ||
         !grow((void **)&e->rscores, &e->rscores_cap, th * RB * (size_t)S * sizeof(float)))
         return pl_fail(err, err_len, PL_ERR_NOMEM, "readable attention: out of memory (rows %d, L %d, S %d)", rows, L,
@@ -298,10 +352,11 @@ static int readable_scratch(pl_engine *e, const pl_attend_call *call, int rows, 
     return PL_OK;
 }
 
-static readable_args readable_setup(const pl_engine *e, const pl_attend_call *call, int rows, int L, int S) {
+static readable_args readable_setup(const pl_engine *e, const pl_attend_call *call, int rows, int L, int S,
+                                    const void *k, const void *v) {
     readable_args a = {rows, L, S, call->num_heads, call->num_kv_heads, call->head_dim,
                        call->scale > 0 ? call->scale : 1.0f / sqrtf((float)call->head_dim),
-                       e->rq, e->rk, e->rv, e->rmask, e->rout, e->rscores};
+                       e->rq, k, v, e->dtype == PL_BF16, e->rmask, e->rout, e->rscores};
     return a;
 }
 
@@ -376,15 +431,13 @@ static int attend_one(pl_engine *e, const pl_attend_call *call, int i, char *err
     int rc = readable_scratch(e, call, 1, n, ctx, err, err_len);
     if (rc != PL_OK) return rc;
     widen_q(e, call, call->row_start[i], n, e->rq);
-    widen(e, k, e->rk, (size_t)H * ctx * D);
-    widen(e, v, e->rv, (size_t)H * ctx * D);
     /* causal mask [n, ctx]: query j sits at position ctx - n + j */
     for (int j = 0; j < n; j++) {
         float *m = e->rmask + (size_t)j * ctx;
         const int last = ctx - n + j;
         for (int s = 0; s < ctx; s++) m[s] = s <= last ? 0.0f : -INFINITY;
     }
-    readable_args a = readable_setup(e, call, 1, n, ctx);
+    readable_args a = readable_setup(e, call, 1, n, ctx, k, v);
     readable_attention(&a);
     narrow(e, e->rout, out, (size_t)n * Hq * D);
     return PL_OK;
@@ -459,9 +512,7 @@ static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, si
         int rc = attention(e, call, rows, 1, S, e->qbuf, sk, sv, e->bt, e->ctx_lens, e->obuf, err, err_len);
         if (rc != PL_OK) return rc;
     } else {
-        widen(e, sk, e->rk, (size_t)rows * H * S * D);
-        widen(e, sv, e->rv, (size_t)rows * H * S * D);
-        readable_args a = readable_setup(e, call, rows, 1, S);
+        readable_args a = readable_setup(e, call, rows, 1, S, sk, sv);
         readable_attention(&a);
     }
     c = 0;
