@@ -27,7 +27,7 @@ static void usage(FILE *f) {
             "  --chunk N         prefill chunk length (default 512)\n"
             "  --chunks N        prefill chunks timed, one after another (default 2)\n"
             "  --f32             float32 activations and weights (default bf16)\n"
-            "  --json FILE       write results as JSON (default: none)\n"
+            "  --json-output FILE  write results as JSON (default: none; --json is an alias)\n"
             "  --help            this text\n");
 }
 
@@ -65,8 +65,8 @@ int pl_cmd_bench_model(int argc, char **argv) {
             if (!(shape = pl_cli_value(argc, argv, &i, "--shape"))) goto bad;
         } else if (pl_cli_is(argv[i], "--model")) {
             if (!(dir = pl_cli_value(argc, argv, &i, "--model"))) goto bad;
-        } else if (pl_cli_is(argv[i], "--json")) {
-            if (!(json = pl_cli_value(argc, argv, &i, "--json"))) goto bad;
+        } else if (pl_cli_is(argv[i], "--json-output") || pl_cli_is(argv[i], "--json")) {
+            if (!(json = pl_cli_value(argc, argv, &i, pl_cli_is(argv[i], "--json") ? "--json" : "--json-output"))) goto bad;
         } else if (pl_cli_is(argv[i], "--seed")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--seed")) || pl_cli_u64("--seed", v, &seed)) goto bad;
         } else if (pl_cli_is(argv[i], "--threads")) {
