@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cuda/attn_cuda.h"
+#include "cuda/ptx.cuh"
 
 namespace {
 
@@ -21,33 +22,6 @@ constexpr int kWarpRing = kStages * kStageBytes;              /* 24 KiB */
 constexpr int kQBytes = kRows * kRowB;                        /* 4 KiB */
 constexpr int kSmem = kQBytes + kWarps * kWarpRing;           /* 100 KiB */
 
-__device__ __forceinline__ uint32_t swz(int r, int ch) { return (uint32_t)(r * kRowB + ((ch ^ (r & 7)) << 4)); }
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int n) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
-}
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-__device__ __forceinline__ void ldsm_x4(uint32_t a, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(a));
-}
-__device__ __forceinline__ void ldsm_x4_t(uint32_t a, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(a));
-}
-__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-    uint32_t r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-__device__ __forceinline__ float ex2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
 __device__ __forceinline__ uint16_t to_bf16(float x) {
     uint32_t u = __float_as_uint(x);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
@@ -67,7 +41,7 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
     const uint16_t *K = static_cast<const uint16_t *>(p.k);
     const uint16_t *V = static_cast<const uint16_t *>(p.v);
     const int32_t *bt = p.block_table + (size_t)b * p.max_pages;
-    const uint32_t sQ = (uint32_t)__cvta_generic_to_shared(smem);
+    const uint32_t sQ = smem_u32(smem);
     const uint32_t ring = sQ + kQBytes + warp * kWarpRing;
 
     /* Q rows of this chunk (zero rows past R), 16 x 128 */
@@ -82,7 +56,7 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
         }
         cp_async16(sQ + swz(r, ch), src, n);
     }
-    cp_commit();
+    cp_async_commit();
 
     /* visible range of this CTA's rows */
     int lmax = -1;
@@ -137,7 +111,7 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
 #pragma unroll
     for (int j = 0; j < kStages - 1; ++j) {
         if (j < my_tiles) issue(j);
-        cp_commit();
+        cp_async_commit();
     }
 
     const int g = lane >> 2, t4 = lane & 3;
@@ -152,16 +126,16 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
     for (int i = 0; i < 16; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
     float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.f, 0.f};
     uint32_t qa[8][4];
-    cp_wait<kStages - 1>(); /* the Q group */
+    cp_async_wait<kStages - 1>(); /* the Q group */
     __syncthreads();
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks) ldsm_x4(sQ + swz(lane & 15, ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
+    for (int ks = 0; ks < 8; ++ks) ldmatrix_x4(sQ + swz(lane & 15, ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
 
     for (int j = 0; j < my_tiles; ++j) {
         __syncwarp(); /* every lane is done reading the stage refilled now */
         if (j + kStages - 1 < my_tiles) issue(j + kStages - 1);
-        cp_commit();
-        cp_wait<kStages - 1>();
+        cp_async_commit();
+        cp_async_wait<kStages - 1>();
         __syncwarp();
         const uint32_t kb = ring + (j % kStages) * kStageBytes, vb = kb + kTK * kRowB;
         const int t0 = k_begin + (warp + j * kWarps) * kTK;
@@ -171,9 +145,9 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
 #pragma unroll
         for (int ks = 0; ks < 8; ++ks) {
             uint32_t b0, b1, b2, b3;
-            ldsm_x4(kb + swz((lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), b0, b1, b2, b3);
-            mma(s[0], qa[ks], b0, b1);
-            mma(s[1], qa[ks], b2, b3);
+            ldmatrix_x4(kb + swz((lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), b0, b1, b2, b3);
+            mma_bf16(s[0], qa[ks], b0, b1);
+            mma_bf16(s[1], qa[ks], b2, b3);
         }
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
@@ -214,12 +188,12 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
 #pragma unroll
         for (int dp = 0; dp < 8; ++dp) {
             uint32_t b0, b1, b2, b3;
-            ldsm_x4_t(vb + swz((lane & 7) + (((lane >> 3) & 1) << 3), dp * 2 + (lane >> 4)), b0, b1, b2, b3);
-            mma(acc[2 * dp], pa, b0, b1);
-            mma(acc[2 * dp + 1], pa, b2, b3);
+            ldmatrix_x4_trans(vb + swz((lane & 7) + (((lane >> 3) & 1) << 3), dp * 2 + (lane >> 4)), b0, b1, b2, b3);
+            mma_bf16(acc[2 * dp], pa, b0, b1);
+            mma_bf16(acc[2 * dp + 1], pa, b2, b3);
         }
     }
-    cp_wait<0>();
+    cp_async_wait<0>();
     __syncthreads(); /* rings are reused for the merge */
 
     /* merge the 4 warp states per row: [warp][row] (m, l) and [warp][row][128] out */
