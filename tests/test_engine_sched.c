@@ -212,12 +212,12 @@ static void test_finish_reasons(pl_model *model) {
     p.max_new_tokens = 50;
     CHECK_OK(pl_engine_submit(e, &p, &id, err, sizeof err), err);
     p.prompt_len = 24;
-    CHECK_ERR(pl_engine_submit(e, &(pl_request_params){prompt, 0, 5, {0, 0, 0, 0}, NULL, 0, 1}, &id, err, sizeof err),
+    CHECK_ERR(pl_engine_submit(e, &(pl_request_params){prompt, 0, 5, {0, 0, 0, 0}, NULL, 0, 1, NULL}, &id, err, sizeof err),
               PL_ERR_INVALID, "prompt_len", err);
-    CHECK_ERR(pl_engine_submit(e, &(pl_request_params){prompt, 4, 0, {0, 0, 0, 0}, NULL, 0, 1}, &id, err, sizeof err),
+    CHECK_ERR(pl_engine_submit(e, &(pl_request_params){prompt, 4, 0, {0, 0, 0, 0}, NULL, 0, 1, NULL}, &id, err, sizeof err),
               PL_ERR_INVALID, "max_new_tokens", err);
     int32_t bad = mc->vocab_size;
-    CHECK_ERR(pl_engine_submit(e, &(pl_request_params){&bad, 1, 3, {0, 0, 0, 0}, NULL, 0, 1}, &id, err, sizeof err),
+    CHECK_ERR(pl_engine_submit(e, &(pl_request_params){&bad, 1, 3, {0, 0, 0, 0}, NULL, 0, 1, NULL}, &id, err, sizeof err),
               PL_ERR_INVALID, "prompt[0]", err);
     CHECK_OK(pl_engine_run(e, err, sizeof err), err);
     pl_request_result r;

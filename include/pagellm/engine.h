@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "pagellm/model.h"
+#include "pagellm/tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,6 +100,9 @@ typedef struct pl_request_params {
     const int32_t *stop_tokens; /* copied; finishing on one, not emitted */
     int num_stop_tokens;
     int ignore_eos;            /* benchmark mode: never compare to the model's EOS ids */
+    /* Instead of ids (prompt NULL): UTF-8 text encoded at submit with the engine's tokenizer
+     * (pl_engine_set_tokenizer), special tokens such as <|im_start|> matched in the text. */
+    const char *prompt_text;
 } pl_request_params;
 
 /* Called for every emitted token (finish == PL_FINISH_NONE, token >= 0) and once when a
@@ -150,6 +154,9 @@ int pl_engine_create(pl_model *model, const pl_engine_config *cfg, pl_engine **o
 /* Cancels nothing: releases every request and the pools. */
 void pl_engine_destroy(pl_engine *e);
 void pl_engine_set_callback(pl_engine *e, pl_token_callback cb, void *ctx);
+/* Lets requests carry text prompts (pl_request_params.prompt_text). The tokenizer is
+ * borrowed and must outlive the engine; NULL removes it. */
+void pl_engine_set_tokenizer(pl_engine *e, const pl_tokenizer *tok);
 /* Queues a request (allowed at any time, also between steps of a running batch). */
 int pl_engine_submit(pl_engine *e, const pl_request_params *p, int64_t *request_id, char *err, size_t err_len);
 /* Ends a queued or running request with PL_FINISH_CANCELLED, releasing its pages.

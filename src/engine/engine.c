@@ -162,6 +162,31 @@ void pl_engine_set_callback(pl_engine *e, pl_token_callback cb, void *ctx) {
     e->cb_ctx = ctx;
 }
 
+void pl_engine_set_tokenizer(pl_engine *e, const pl_tokenizer *tok) {
+    if (e) e->tok = tok;
+}
+
+static int submit_ids(pl_engine *e, const pl_request_params *p, int64_t *id, char *err, size_t err_len);
+
+int pl_engine_submit(pl_engine *e, const pl_request_params *p, int64_t *id, char *err, size_t err_len) {
+    if (!e || !p) return pl_fail(err, err_len, PL_ERR_INVALID, "submit: engine and params must not be NULL");
+    if (p->prompt || !p->prompt_text) return submit_ids(e, p, id, err, err_len);
+    if (!e->tok)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "prompt_text: the engine has no tokenizer (pl_engine_set_tokenizer)");
+    pl_token_buf ids = {0};
+    int rc = pl_tokenizer_encode(e->tok, p->prompt_text, strlen(p->prompt_text), PL_TOK_MATCH_SPECIAL, &ids, err, err_len);
+    if (rc == PL_OK && ids.n > 0x7fffffff) rc = pl_fail(err, err_len, PL_ERR_INVALID, "prompt_text: %zu tokens is too long", ids.n);
+    if (rc == PL_OK) {
+        pl_request_params q = *p;
+        q.prompt = ids.ids;
+        q.prompt_len = (int)ids.n; /* an empty text gives 0 ids: refused below as prompt_len 0 */
+        q.prompt_text = NULL;
+        rc = submit_ids(e, &q, id, err, err_len);
+    }
+    pl_token_buf_free(&ids);
+    return rc;
+}
+
 const pl_kv_pools *pl_engine_pools(const pl_engine *e) { return e->has_pools ? &e->pools : NULL; }
 
 size_t pl_engine_dense_bytes(const pl_engine *e) {
@@ -203,8 +228,7 @@ static void queue_push_front(pl_engine *e, pl_req *r) {
     r->state = PL_REQ_QUEUED;
 }
 
-int pl_engine_submit(pl_engine *e, const pl_request_params *p, int64_t *id, char *err, size_t err_len) {
-    if (!e || !p) return pl_fail(err, err_len, PL_ERR_INVALID, "submit: engine and params must not be NULL");
+static int submit_ids(pl_engine *e, const pl_request_params *p, int64_t *id, char *err, size_t err_len) {
     if (!p->prompt || p->prompt_len <= 0)
         return pl_fail(err, err_len, PL_ERR_INVALID, "prompt_len: must be positive with a prompt, got %d", p->prompt_len);
     if (p->max_new_tokens <= 0)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "pagellm/engine.h"
+#include "pagellm/tokenizer.h"
 
 /* One request's dense cache in one layer: head-major [num_kv_heads, len, head_dim] K and V,
  * reallocated and copied on every append (the week-2 concatenating cache). */
@@ -42,6 +43,7 @@ typedef struct pl_req {
 
 struct pl_engine {
     pl_model *model;
+    const pl_tokenizer *tok; /* optional: text prompts */
     pl_model_config mc;
     pl_engine_config cfg;
     pl_dtype dtype;
