@@ -774,6 +774,36 @@ static void json_trace(pl_json_writer *w, const pl_trace *t) {
     pl_json_end_array(w);
 }
 
+/* Opens --json-output and writes the fields every report starts with; NULL (message
+ * printed) when the file cannot be opened. */
+static FILE *json_begin(pl_json_writer *w, const bench_opts *o, const char *benchmark, const pl_trace *t,
+                        const char *sha) {
+    FILE *f = fopen(o->json_out, "w");
+    if (!f) {
+        fprintf(stderr, "pagellm: --json-output '%s': %s\n", o->json_out, strerror(errno));
+        return NULL;
+    }
+    pl_json_init(w, f, 1);
+    pl_json_begin_object(w);
+    pl_json_key(w, "benchmark");
+    pl_json_string(w, benchmark);
+    json_config(w, o, t, sha);
+    return f;
+}
+
+/* Appends the trace, closes the report; nonzero when the write failed. */
+static int json_end(pl_json_writer *w, FILE *f, const bench_opts *o, const pl_trace *t) {
+    json_trace(w, t);
+    pl_json_end_object(w);
+    fputc('\n', f);
+    if (fclose(f)) {
+        fprintf(stderr, "pagellm: --json-output '%s': write failed\n", o->json_out);
+        return 1;
+    }
+    fprintf(stderr, "wrote %s\n", o->json_out);
+    return 0;
+}
+
 static void json_fields(pl_json_writer *w, const double *v) {
     pl_json_begin_object(w);
     for (int i = 0; i < NUM_FIELDS; i++) {
@@ -863,18 +893,12 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
     fflush(stdout);
 
     if (o->json_out) {
-        FILE *f = fopen(o->json_out, "w");
+        pl_json_writer w;
+        FILE *f = json_begin(&w, o, "bench-serving", t, sha);
         if (!f) {
-            fprintf(stderr, "pagellm: --json-output '%s': %s\n", o->json_out, strerror(errno));
             free(rr);
             return 1;
         }
-        pl_json_writer w;
-        pl_json_init(&w, f, 1);
-        pl_json_begin_object(&w);
-        pl_json_key(&w, "benchmark");
-        pl_json_string(&w, "bench-serving");
-        json_config(&w, o, t, sha);
         pl_json_key(&w, "ceilings");
         pl_json_begin_object(&w);
         pl_json_key(&w, "read_gbps"); pl_json_double(&w, ceil->read_gbps);
@@ -919,11 +943,7 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
             pl_json_end_array(&w);
         }
         pl_json_end_object(&w);
-        json_trace(&w, t);
-        pl_json_end_object(&w);
-        fputc('\n', f);
-        if (fclose(f)) fprintf(stderr, "pagellm: --json-output: write failed\n");
-        else fprintf(stderr, "wrote %s\n", o->json_out);
+        json_end(&w, f, o, t);
     }
     if (o->plot) {
         static const char *keys[] = {"output_tok_s", "decode_tok_s", "prefill_tok_s", "decode_step_median_ms",
@@ -959,6 +979,7 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
     int B = o->num_budgets, M = o->num_modes;
     run_result *rr = calloc((size_t)B * M, sizeof(run_result));
     if (!rr) return 1;
+    int json_failed = 0;
     char result_path[4200];
     snprintf(result_path, sizeof result_path, "%s/result.json", dir);
     int done = 0;
@@ -987,14 +1008,10 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
                    r->v[fa], r->v[fo], r->v[fp], r->v[ff], r->v[fk]);
         }
     if (o->json_out) {
-        FILE *f = fopen(o->json_out, "w");
-        if (f) {
-            pl_json_writer w;
-            pl_json_init(&w, f, 1);
-            pl_json_begin_object(&w);
-            pl_json_key(&w, "benchmark");
-            pl_json_string(&w, "bench-serving kv-budget sweep");
-            json_config(&w, o, t, sha);
+        pl_json_writer w;
+        FILE *f = json_begin(&w, o, "bench-serving kv-budget sweep", t, sha);
+        if (!f) json_failed = 1;
+        else {
             pl_json_key(&w, "kv_budget_sweep");
             pl_json_begin_array(&w);
             for (int b = 0; b < B; b++)
@@ -1008,11 +1025,7 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
                     pl_json_end_object(&w);
                 }
             pl_json_end_array(&w);
-            json_trace(&w, t);
-            pl_json_end_object(&w);
-            fputc('\n', f);
-            fclose(f);
-            fprintf(stderr, "wrote %s\n", o->json_out);
+            json_failed = json_end(&w, f, o, t);
         }
     }
     if (o->plot) {
@@ -1050,7 +1063,7 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
         free(hb);
     }
     free(rr);
-    return 0;
+    return json_failed;
 }
 
 int pl_cmd_bench_serving(int argc, char **argv) {
