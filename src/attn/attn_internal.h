@@ -29,6 +29,28 @@ int pl_attn_scalar(const pl_paged_attention_args *a);
 int pl_attn_decode(const pl_paged_attention_args *a, int simd_level);
 int pl_attn_flash(const pl_paged_attention_args *a, int simd_level);
 
+#define PL_ATTN_DEC_GROUPS 64 /* KV heads x ceil(rows per head / 4) the fused bf16 decode kernel takes */
+
+/* Arguments of the fused bf16 decode kernel (head_dim 128): keys [k0, k1) of one batch row
+ * for KV heads [h0, h0 + nheads), read in place from the pages through the block table.
+ * Each head's online-softmax state (m, l in log2 units, o unnormalized) is read and updated
+ * like pl_attn_sweep's. */
+typedef struct pl_attn_dec_args {
+    const uint16_t *kpages, *vpages; /* the layer's key / value pages */
+    const int32_t *bt;               /* block-table row */
+    size_t page_stride;              /* elements from one page to the next (num_kv_heads * page_size * 128) */
+    int page_size, k0, k1;
+    int h0, nheads;                  /* KV heads */
+    const uint16_t *q;               /* nheads x rph raw bf16 query rows of 128 */
+    int rph;                         /* query rows per KV head (query_len x group) */
+    const int *lim;                  /* visible keys of each of the rph rows (same for every head) */
+    float qscale;                    /* scale * log2(e) */
+    float *state;                    /* per head: m[rph], l[rph], o[rph][128] */
+    size_t state_stride;             /* floats from one head's state to the next */
+    float *ow;                       /* scratch, 64-byte aligned: nheads * ceil(rph / 4) * 4 * 128 floats */
+    const uint16_t *zero;            /* a row of 128 zero bf16 */
+} pl_attn_dec_args;
+
 /* Micro-kernels on f32 tiles; head_dim padded to dp (multiple of 16) with zeros.
  * qk_dot: s[i][j] = q[i] . k[j] for j < nkp (K rows by pointer, nkp multiple of 16).
  * qk_kt:  same with K staged transposed, kt[d * PL_ATTN_BK + j].
@@ -57,6 +79,10 @@ typedef struct pl_attn_kernels {
     /* qk_bf16 for many rows: K staged as bf16 pairs transposed, kt[w * PL_ATTN_BK + j] = word
      * w (dims 2w, 2w+1) of key j; Q rows broadcast a word at a time. */
     void (*qk_kt_bf16)(const uint16_t *q, int nrows, const uint32_t *kt, int nkp, float qscale, float *s, int lds);
+    /* The whole decode sweep of one (row, context range) for a range of KV heads over bf16
+     * pages in place, head_dim 128, at most PL_ATTN_DEC_GROUPS row groups (NULL where the
+     * level has none). */
+    void (*decode_bf16)(const struct pl_attn_dec_args *d);
 } pl_attn_kernels;
 
 extern const pl_attn_kernels pl_attn_kernels_portable;

@@ -152,4 +152,4 @@ PL_T2 static void bf16_to_f32(float *dst, const uint16_t *src, int n) {
     for (; i < n; i++) dst[i] = pl_bf16_to_f32(src[i]);
 }
 
-const pl_attn_kernels pl_attn_kernels_avx2 = {qk_dot, qk_kt, softmax, pv, bf16_to_f32, NULL, NULL, NULL};
+const pl_attn_kernels pl_attn_kernels_avx2 = {qk_dot, qk_kt, softmax, pv, bf16_to_f32, NULL, NULL, NULL, NULL};

@@ -76,7 +76,7 @@ static void bf16_to_f32(float *dst, const uint16_t *src, int n) {
     for (int i = 0; i < n; i++) dst[i] = pl_bf16_to_f32(src[i]);
 }
 
-const pl_attn_kernels pl_attn_kernels_portable = {qk_dot, qk_kt, pl_attn_softmax_portable, pv, bf16_to_f32, NULL, NULL, NULL};
+const pl_attn_kernels pl_attn_kernels_portable = {qk_dot, qk_kt, pl_attn_softmax_portable, pv, bf16_to_f32, NULL, NULL, NULL, NULL};
 
 static int cpu_has_bf16(void) {
     unsigned a = 0, b = 0, c = 0, d = 0;
