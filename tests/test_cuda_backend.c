@@ -162,9 +162,18 @@ static void *make_weight(pair *p, int gpu, const float *w, int rows, int cols, i
 }
 
 static void test_matmul(pair *p) {
-    static const int shapes[][3] = {{1, 2, 1}, {7, 34, 3}, {65, 130, 5}, {300, 256, 17}, {128, 1024, 64}, {1000, 96, 130}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int N = shapes[s][0], K = shapes[s][1], M = shapes[s][2];
+    /* {N, K, M}: M <= 8 with K % 8 == 0 takes the skinny-GEMM kernel (bf16); odd N and K
+     * tails of its 256-element steps are covered; every shape also runs through cuBLAS. */
+    static const int shapes[][3] = {{1, 2, 1},     {7, 34, 3},     {65, 130, 5},  {300, 256, 17}, {128, 1024, 64},
+                                    {1000, 96, 130}, {1, 8, 1},    {37, 264, 2},  {1001, 2560, 4}, {515, 776, 8},
+                                    {300, 2056, 3}, {9, 512, 5},   {13, 1032, 6}, {4099, 128, 7},
+                                    {77, 1000, 12}, {2571, 40, 33}, {31, 264, 64}};
+    for (size_t s = 0; s < 3 * sizeof shapes / sizeof shapes[0]; s++) {
+        const size_t si = s % (sizeof shapes / sizeof shapes[0]);
+        /* passes: tensor-core skinny GEMM (default), cuBLAS only, CUDA-core skinny GEMM */
+        const int gemv = s < sizeof shapes / sizeof shapes[0] ? 1 : s < 2 * sizeof shapes / sizeof shapes[0] ? 0 : 2;
+        pl_cuda_backend_use_gemv(p->g, gemv);
+        int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
         float *w = rand_act(PL_F32, (size_t)N * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);
         int parts = N >= 3 ? 3 : 1;
         void *cw = make_weight(p, 0, w, N, K, parts, 1), *gw = make_weight(p, 1, w, N, K, parts, 1);
@@ -193,7 +202,7 @@ static void test_matmul(pair *p) {
             down(p, gout, dout, (size_t)M * N * esz(od));
             from_act(od, cout, (size_t)M * N, cf);
             from_act(od, gout, (size_t)M * N, gf);
-            snprintf(what, sizeof what, "matmul [%d,%d]x[%d,%d]^T f32out=%d", M, K, N, K, f32);
+            snprintf(what, sizeof what, "matmul [%d,%d]x[%d,%d]^T f32out=%d gemv=%d", M, K, N, K, f32, gemv);
             cmp(what, gf, cf, (size_t)M * N, od == PL_BF16 ? 1e-2 : 1e-4, 1e-3);
         }
         /* f32 logits straight into host memory */
@@ -208,6 +217,7 @@ static void test_matmul(pair *p) {
         p->go->weight_free(p->g, gw);
         free(w), free(x), free(xa), free(cout), free(gout), free(cf), free(gf);
     }
+    pl_cuda_backend_use_gemv(p->g, 1);
 }
 
 static void test_elementwise(pair *p) {
@@ -250,6 +260,22 @@ static void test_elementwise(pair *p) {
         from_act(dt, go, (size_t)R * D, gf);
         snprintf(what, sizeof what, "rmsnorm dim %d", D);
         cmp(what, gf, cf, (size_t)R * D, act_tol(dt), 1e-3);
+        /* the fused residual add + rmsnorm against the CPU's add, then rmsnorm: h bit-equal */
+        float *r = rand_act(dt, (size_t)R * D, 2.0f);
+        void *ra = to_act(dt, r, (size_t)R * D), *dr = dup_dev(p, ra, (size_t)R * D * e);
+        void *gh = malloc((size_t)R * D * e);
+        CHECK(p->co->add(&p->cpu, xa, ra, (size_t)R * D) == PL_OK);
+        CHECK(p->co->rmsnorm(&p->cpu, xa, cw, R, D, 1e-6f, co) == PL_OK);
+        CHECK(p->go->add_rmsnorm(p->g, dx, dr, gw, R, D, 1e-6f, d) == PL_OK);
+        down(p, gh, dx, (size_t)R * D * e);
+        CHECK_MSG(memcmp(gh, xa, (size_t)R * D * e) == 0, "add_rmsnorm dim %d: h differs from add", D);
+        down(p, go, d, (size_t)R * D * e);
+        from_act(dt, co, (size_t)R * D, cf);
+        from_act(dt, go, (size_t)R * D, gf);
+        snprintf(what, sizeof what, "add_rmsnorm dim %d", D);
+        cmp(what, gf, cf, (size_t)R * D, act_tol(dt), 1e-3);
+        p->go->free(p->g, dr);
+        free(r), free(ra), free(gh);
         p->go->free(p->g, d), p->go->free(p->g, dx);
         p->co->weight_free(&p->cpu, cw), p->go->weight_free(p->g, gw);
         free(x), free(w), free(xa), free(co), free(go), free(cf), free(gf);

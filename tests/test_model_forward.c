@@ -348,6 +348,85 @@ static void test_errors(void) {
     CHECK(cfg.vocab_size == 151936 && cfg.eos_ids[0] == 151645 && cfg.num_kv_heads == 2);
 }
 
+/* pl_model_forward_sample against pl_model_forward + the host sampler on twin caches:
+ * greedy and seeded samplers, an empty slot (-1), tokens NULL (no head, caches still
+ * advance), and an invalid batch that leaves the generators and caches as they were. */
+static void test_forward_sample(pl_dtype dt) {
+    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0};
+    pl_model *m = NULL;
+    CHECK_OK(pl_model_create_synthetic("tiny-untied", 5, &o, &m, err, sizeof err), err);
+    if (!m) return;
+    const pl_model_config *c = pl_model_get_config(m);
+    const size_t V = (size_t)c->vocab_size;
+    enum { S = 3 };
+    pl_kv_pools pa, pb;
+    CHECK_OK(pl_model_create_pools(m, 4, PL_POOL_GROWABLE, 0, &pa, err, sizeof err), err);
+    CHECK_OK(pl_model_create_pools(m, 4, PL_POOL_GROWABLE, 0, &pb, err, sizeof err), err);
+    pl_kv_seq sa[S], sb[S];
+    pl_kv_seq *pa_[S], *pb_[S];
+    pl_sampler *smp_a[S] = {NULL, NULL, NULL}, *smp_b[S] = {NULL, NULL, NULL};
+    pl_sampler_params sp = {0.9f, 7, 0.85f, 42};
+    for (int s = 0; s < S; s++) {
+        CHECK_OK(pl_kv_seq_init(&sa[s], &pa, err, sizeof err), err);
+        CHECK_OK(pl_kv_seq_init(&sb[s], &pb, err, sizeof err), err);
+        pa_[s] = s == 1 ? NULL : &sa[s];
+        pb_[s] = s == 1 ? NULL : &sb[s];
+    }
+    CHECK_OK(pl_sampler_create(&sp, c->vocab_size, &smp_a[2], err, sizeof err), err);
+    CHECK_OK(pl_sampler_create(&sp, c->vocab_size, &smp_b[2], err, sizeof err), err);
+    float *lg = malloc(sizeof(float) * S * V);
+    int32_t toks[16], got[S];
+    int plen[S] = {6, 0, 4}, pos[S] = {0, 0, 0};
+    int n = 0;
+    for (int s = 0; s < S; s++)
+        for (int t = 0; t < plen[s]; t++) toks[n++] = (int32_t)((s * 97 + t * 13 + 1) % c->vocab_size);
+    /* A prefill chunk without the head, then one with it. */
+    pl_forward_batch b = {S, toks, plen, pos, pb_, NULL, 0};
+    CHECK_OK(pl_model_forward_sample(m, &b, smp_b, NULL, err, sizeof err), err);
+    b.seqs = pa_;
+    CHECK_OK(pl_model_forward(m, &b, lg, err, sizeof err), err);
+    CHECK(pl_kv_seq_offset(&sb[0]) == 6 && pl_kv_seq_offset(&sb[2]) == 4);
+    int one[S] = {1, 0, 1};
+    for (int step = 0; step < 6; step++) {
+        for (int s = 0; s < S; s++) pos[s] = plen[s] + step;
+        int k = 0;
+        for (int s = 0; s < S; s++)
+            if (one[s]) toks[k++] = (int32_t)((step * 31 + s) % c->vocab_size);
+        pl_forward_batch d = {S, toks, one, pos, pa_, NULL, 0};
+        CHECK_OK(pl_model_forward(m, &d, lg, err, sizeof err), err);
+        int32_t want[S] = {pl_argmax(lg, (int)V), -1, pl_sampler_sample(smp_a[2], lg + 2 * V)};
+        d.seqs = pb_;
+        got[0] = got[1] = got[2] = 12345;
+        CHECK_OK(pl_model_forward_sample(m, &d, smp_b, got, err, sizeof err), err);
+        for (int s = 0; s < S; s++) CHECK_MSG(got[s] == want[s], "step %d slot %d: %d, want %d", step, s, got[s], want[s]);
+    }
+    /* A failing call (token out of range) leaves the generator and the caches alone. */
+    pl_sampler_params sp2 = sp;
+    pl_sampler *probe = NULL;
+    CHECK_OK(pl_sampler_create(&sp2, c->vocab_size, &probe, err, sizeof err), err);
+    for (int i = 0; i < 6; i++) pl_sampler_sample(probe, lg); /* in step with smp_b[2] */
+    int off0 = pl_kv_seq_offset(&sb[0]);
+    toks[0] = c->vocab_size;
+    for (int s = 0; s < S; s++) pos[s] = pl_kv_seq_offset(&sb[s]);
+    pl_forward_batch bad = {S, toks, one, pos, pb_, NULL, 0};
+    CHECK_ERR(pl_model_forward_sample(m, &bad, smp_b, got, err, sizeof err), PL_ERR_INVALID, "tokens[0]", err);
+    CHECK(pl_kv_seq_offset(&sb[0]) == off0);
+    CHECK(pl_sampler_sample(probe, lg) == pl_sampler_sample(smp_b[2], lg));
+    bad.all_logits = 1;
+    CHECK_ERR(pl_model_forward_sample(m, &bad, smp_b, got, err, sizeof err), PL_ERR_INVALID, "all_logits", err);
+    pl_sampler_free(probe);
+    for (int s = 0; s < S; s++) {
+        pl_kv_seq_destroy(&sa[s]);
+        pl_kv_seq_destroy(&sb[s]);
+        pl_sampler_free(smp_a[s]);
+        pl_sampler_free(smp_b[s]);
+    }
+    pl_kv_pools_destroy(&pa);
+    pl_kv_pools_destroy(&pb);
+    free(lg);
+    pl_model_free(m);
+}
+
 int main(void) {
     test_matmul_kernels();
     test_swiglu();
@@ -357,5 +436,7 @@ int main(void) {
     test_forward_mode(PL_BF16, "tiny");
     test_batch(PL_F32);
     test_batch(PL_BF16);
+    test_forward_sample(PL_F32);
+    test_forward_sample(PL_BF16);
     TEST_END();
 }

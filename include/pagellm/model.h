@@ -107,6 +107,17 @@ typedef struct pl_forward_batch {
  * every layer's cache. logits: float32. */
 int pl_model_forward(pl_model *model, const pl_forward_batch *batch, float *logits, char *err, size_t err_len);
 
+typedef struct pl_sampler pl_sampler;
+
+/* The forward pass, then the next token of each non-empty sequence sampled from its last
+ * row where the model runs (on a GPU only the ids come back): tokens[i] is what
+ * pl_sampler_sample(samplers[i], logits row i) would give (greedy argmax where samplers is
+ * NULL or samplers[i] is NULL), -1 for an empty slot. tokens NULL: no LM head at all (a
+ * prefill chunk that ends inside the prompt). batch->all_logits must be 0. On failure the
+ * samplers' generators are left as they were. */
+int pl_model_forward_sample(pl_model *model, const pl_forward_batch *batch, pl_sampler *const *samplers,
+                            int32_t *tokens, char *err, size_t err_len);
+
 /* Sampling: greedy when temperature <= 0; else temperature, then top-k (0 = off), then top-p
  * (1 = off), drawing from a seeded generator so runs reproduce. */
 typedef struct pl_sampler_params {
@@ -116,7 +127,6 @@ typedef struct pl_sampler_params {
     uint64_t seed;
 } pl_sampler_params;
 
-typedef struct pl_sampler pl_sampler;
 int pl_sampler_create(const pl_sampler_params *params, int vocab_size, pl_sampler **out, char *err, size_t err_len);
 void pl_sampler_free(pl_sampler *s);
 int32_t pl_sampler_sample(pl_sampler *s, const float *logits);

@@ -20,6 +20,7 @@ extern "C" {
 #include "model/model_internal.h"
 }
 #include "cuda/backend_cuda.h"
+#include "cuda/gemv_cuda.h"
 #include "pagellm/cuda.h"
 
 namespace {
@@ -51,6 +52,17 @@ struct kv_pending {
     void *kp = nullptr, *vp = nullptr;
 };
 
+/* One captured decode step: found by the forward pass's key, valid while every op of a
+ * step hashes to the same signature (pointers, sizes, upload offsets). */
+#define PL_MAX_GRAPHS 64
+struct graph_entry {
+    uint64_t key = 0, sig = 0;
+    cudaGraphExec_t exec = nullptr;
+    int seen = 0;
+    unsigned long long last_use = 0;
+};
+enum { G_NONE = 0, G_WARMUP, G_CAPTURE, G_REPLAY };
+
 struct cuda_weight {
     int rows, cols, is_matrix;
     pl_dtype dtype;
@@ -77,6 +89,13 @@ struct pl_cuda_backend {
     size_t attn_ws_bytes;
     pl_kv_storage_ops kv_ops;
     kv_pending pend;
+    int gemv_mode; /* skinny GEMMs (m <= 8): 1 default kernels, 2 CUDA-core FMAs only, 0 cuBLAS only */
+    /* CUDA graphs of decode steps (see op_graph_begin) */
+    graph_entry graphs[PL_MAX_GRAPHS];
+    int num_graphs, cur_graph, gmode, graphs_off;
+    uint64_t sig; /* running hash of every op's launch arguments in the current step */
+    long graph_replays, graph_captures, graph_retries;
+    unsigned long long graph_clock;
 };
 
 namespace {
@@ -97,6 +116,21 @@ int fwd(pl_cuda_backend *b, int st, char *err, size_t err_len) {
 }
 
 int cuda_status(cudaError_t e) { return e == cudaErrorMemoryAllocation ? PL_ERR_NOMEM : PL_ERR_CUDA; }
+
+void sig_mix(pl_cuda_backend *b, const void *p, size_t n) {
+    const unsigned char *c = static_cast<const unsigned char *>(p);
+    for (size_t i = 0; i < n; i++) b->sig = (b->sig ^ c[i]) * 0x100000001b3ULL;
+}
+/* Mixes an op's launch arguments into the step signature (pointers and sizes as integers). */
+#define SIG(b, ...)                                                   \
+    do {                                                              \
+        const unsigned long long sig_args_[] = {__VA_ARGS__};        \
+        sig_mix((b), sig_args_, sizeof sig_args_);                    \
+    } while (0)
+#define U64(x) ((unsigned long long)(uintptr_t)(x))
+/* In a replayed step an op does its host work (metadata, staged uploads) and launches
+ * nothing: the graph launches it all at the end. */
+#define REPLAYING(b) ((b)->gmode == G_REPLAY)
 
 int check_launch(pl_cuda_backend *b, const char *what) {
     cudaError_t e = cudaGetLastError();
@@ -186,7 +220,9 @@ int stage_upload(pl_cuda_backend *b, int slot, const void *src, size_t bytes, vo
     char *h = static_cast<char *>(s->host) + s->head, *d = static_cast<char *>(s->dev) + s->head;
     memcpy(h, src, bytes);
     s->last = 0;
-    cudaError_t e = cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, b->stream);
+    SIG(b, (unsigned long long)slot, bytes, U64(d), U64(h));
+    /* In a graph the copy node reads the pinned bytes when the graph runs. */
+    cudaError_t e = REPLAYING(b) ? cudaSuccess : cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, b->stream);
     if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "upload of %zu bytes: %s", bytes, cudaGetErrorString(e));
     s->last = bytes;
     s->last_off = s->head;
@@ -201,6 +237,7 @@ int stage_upload_cached(pl_cuda_backend *b, int slot, const void *src, size_t by
     stage_slot *s = &b->slots[slot];
     if (s->last && s->last == bytes && memcmp(static_cast<char *>(s->host) + s->last_off, src, bytes) == 0) {
         *dev_out = static_cast<char *>(s->dev) + s->last_off;
+        SIG(b, 1000ULL + slot, bytes, U64(*dev_out));
         return PL_OK;
     }
     return stage_upload(b, slot, src, bytes, dev_out);
@@ -218,6 +255,9 @@ int flush_appends(pl_cuda_backend *b) {
     void *d = nullptr;
     int rc = stage_upload_cached(b, SLOT_META, p.comb, sizeof(int32_t) * 2 * (size_t)n, &d);
     if (rc) return rc;
+    SIG(b, 2ULL, (unsigned long long)n, (unsigned long long)p.dt, (unsigned long long)p.heads, (unsigned long long)p.hd,
+        (unsigned long long)p.ps, (unsigned long long)p.cap_pages, U64(p.k), U64(p.v), p.stride, U64(p.kp), U64(p.vp));
+    if (REPLAYING(b)) return PL_OK;
     return pl_kv_append_cuda(p.dt, n, p.heads, p.hd, p.ps, p.cap_pages, p.k, p.v, p.stride, static_cast<const int32_t *>(d),
                              static_cast<const int32_t *>(d) + n, p.kp, p.vp, b->stream, b->last_err, sizeof b->last_err);
 }
@@ -288,6 +328,25 @@ __global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T
     for (int i = threadIdx.x; i < dim; i += blockDim.x) o[i] = fromf<T>(tof(xr[i]) * inv * w[i]);
 }
 
+/* h += x (rounded to the act dtype, as the add op), then out = rmsnorm(h) * w: one launch
+ * and one pass less than add + rmsnorm. */
+template <typename T>
+__global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, float eps, T *out) {
+    __shared__ float red[32];
+    T *hr = h + (size_t)blockIdx.x * dim;
+    const T *xr = x + (size_t)blockIdx.x * dim;
+    T *o = out + (size_t)blockIdx.x * dim;
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+        const T v = fromf<T>(tof(hr[i]) + tof(xr[i]));
+        hr[i] = v;
+        ss += tof(v) * tof(v);
+    }
+    ss = block_sum(ss, red);
+    const float inv = 1.0f / sqrtf(ss / (float)dim + eps);
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) o[i] = fromf<T>(tof(hr[i]) * inv * w[i]);
+}
+
 __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int rows, int hd, float *cs) {
     const int half = hd / 2;
     const size_t n = (size_t)rows * half;
@@ -332,14 +391,15 @@ __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int 
     }
 }
 
+/* Row blockIdx.y; no per-element division (it cost as much as the memory traffic). */
 template <typename T>
-__global__ void swiglu_kernel(const T *gu, int rows, int inter, T *out) {
-    const size_t n = (size_t)rows * inter;
-    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < n; t += (size_t)gridDim.x * blockDim.x) {
-        const size_t r = t / inter, i = t % inter;
-        const float g = tof(gu[r * 2 * inter + i]), u = tof(gu[r * 2 * inter + inter + i]);
+__global__ void swiglu_kernel(const T *gu, int inter, T *out) {
+    const T *g_row = gu + (size_t)blockIdx.y * 2 * inter, *u_row = g_row + inter;
+    T *o = out + (size_t)blockIdx.y * inter;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inter; i += gridDim.x * blockDim.x) {
+        const float g = tof(g_row[i]), u = tof(u_row[i]);
         const float s = round_act<T>(g / (1.0f + expf(-g)));
-        out[t] = fromf<T>(s * u);
+        o[i] = fromf<T>(s * u);
     }
 }
 
@@ -746,6 +806,8 @@ int op_embed(void *ctx, const void *p, const int32_t *tokens, int n, void *out, 
     void *dt = nullptr;
     int rc = stage_upload(b, SLOT_TOKENS, tokens, sizeof(int32_t) * (size_t)n, &dt);
     if (rc) return fwd(b, rc, err, err_len);
+    SIG(b, 3ULL, U64(w->d), (unsigned long long)n, U64(out));
+    if (REPLAYING(b)) return PL_OK;
     const int threads = w->cols >= 256 ? 256 : 128;
     if (w->dtype == PL_BF16)
         embed_kernel<<<n, threads, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(w->d), static_cast<const int32_t *>(dt),
@@ -762,6 +824,8 @@ int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, floa
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
     if (rows <= 0) return PL_OK;
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
+    SIG(b, 4ULL, U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
+    if (REPLAYING(b)) return PL_OK;
     const int threads = dim >= 1024 ? 512 : dim >= 256 ? 256 : 128;
     if (b->act == PL_BF16)
         rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(x), static_cast<const float *>(w->d), dim,
@@ -770,6 +834,25 @@ int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, floa
         rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<const float *>(x), static_cast<const float *>(w->d), dim, eps,
                                                        static_cast<float *>(out));
     return check_launch(b, "rmsnorm kernel");
+}
+
+int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (int frc = flush_appends(b)) return frc;
+    const cuda_weight *w = static_cast<const cuda_weight *>(wp);
+    if (rows <= 0) return PL_OK;
+    if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "add_rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
+    SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
+    if (REPLAYING(b)) return PL_OK;
+    const int threads = dim >= 1024 ? 512 : dim >= 256 ? 256 : 128;
+    if (b->act == PL_BF16)
+        add_rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x),
+                                                           static_cast<const float *>(w->d), dim, eps,
+                                                           static_cast<__nv_bfloat16 *>(out));
+    else
+        add_rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<float *>(h), static_cast<const float *>(x),
+                                                           static_cast<const float *>(w->d), dim, eps, static_cast<float *>(out));
+    return check_launch(b, "add_rmsnorm kernel");
 }
 
 int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
@@ -793,20 +876,34 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     }
     const size_t out_bytes = (size_t)rows * N * (f32_out ? 4 : 2);
     void *dst = out;
+    if (b->gmode != G_NONE && host_out) return set_err(b, PL_ERR_INTERNAL, "matmul into host memory inside a graphed step");
+    SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode);
+    if (REPLAYING(b)) return PL_OK;
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
         if (rc) return fwd(b, rc, err, err_len);
         dst = b->scratch;
     }
-    const float alpha = 1.f, beta = 0.f;
-    const cudaDataType_t in_t = b->act == PL_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-    const cudaDataType_t out_t = f32_out ? CUDA_R_32F : CUDA_R_16BF;
-    /* Column-major view: out^T [N, rows] = W [N, K] (row-major [N, K] read transposed) x^T [K, rows]. */
-    cublasStatus_t st = cublasGemmEx(b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, rows, K, &alpha, w->d, in_t, K, x, in_t, K, &beta,
-                                     dst, out_t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    if (st != CUBLAS_STATUS_SUCCESS)
-        return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: cuBLAS status %d (%s)", rows, K, N, K, (int)st,
-                       cublasGetStatusString(st));
+    /* measured on the H200 (PERF.md): FMAs win at one row, tensor cores from two */
+    const int variant = b->gemv_mode == 0                  ? 0
+                        : b->gemv_mode == 2 || rows == 1 ? PL_CUDA_GEMV_FMA
+                                                         : PL_CUDA_GEMV_MMA;
+    if (variant && b->act == PL_BF16 && w->dtype == PL_BF16 && pl_cuda_gemv_supported(rows, N, K, w->d, x, dst)) {
+        const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, b->stream);
+        if (ge != 0)
+            return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
+                           cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    } else {
+        const float alpha = 1.f, beta = 0.f;
+        const cudaDataType_t in_t = b->act == PL_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+        const cudaDataType_t out_t = f32_out ? CUDA_R_32F : CUDA_R_16BF;
+        /* Column-major view: out^T [N, rows] = W [N, K] (row-major [N, K] read transposed) x^T [K, rows]. */
+        cublasStatus_t st = cublasGemmEx(b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, rows, K, &alpha, w->d, in_t, K, x, in_t, K, &beta,
+                                         dst, out_t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: cuBLAS status %d (%s)", rows, K, N, K, (int)st,
+                           cublasGetStatusString(st));
+    }
     if (host_out) {
         cudaError_t e = cudaMemcpyAsync(out, dst, out_bytes, cudaMemcpyDeviceToHost, b->stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
@@ -832,6 +929,8 @@ int op_rope_table(void *ctx, const int32_t *pos, int rows, int hd, double theta,
     int rc = stage_upload(b, SLOT_ROPE, tmp, bytes, &d);
     free(tmp);
     if (rc) return rc;
+    SIG(b, 7ULL, (unsigned long long)rows, (unsigned long long)hd, U64(cs));
+    if (REPLAYING(b)) return PL_OK;
     const int32_t *dpos = static_cast<const int32_t *>(d);
     const float *dinv = reinterpret_cast<const float *>(static_cast<char *>(d) + sizeof(int32_t) * (size_t)rows);
     rope_table_kernel<<<grid_for((size_t)rows * half, 256), 256, 0, b->stream>>>(dpos, dinv, rows, hd, cs);
@@ -844,6 +943,9 @@ int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, i
     if (int frc = flush_appends(b)) return frc;
     if (rows <= 0) return PL_OK;
     if (hd <= 0 || hd % 2 || hd > 1024) return set_err(b, PL_ERR_INVALID, "qk_norm_rope: head_dim %d must be even and <= 1024", hd);
+    SIG(b, 8ULL, U64(qkv), (unsigned long long)rows, row_stride, (unsigned long long)nq, (unsigned long long)nkv,
+        (unsigned long long)hd, U64(qn), U64(kn), U64(cs));
+    if (REPLAYING(b)) return PL_OK;
     const int heads = nq + nkv, wpb = 4;
     dim3 grid((unsigned)rows, (unsigned)((heads + wpb - 1) / wpb));
     const size_t smem = sizeof(float) * (size_t)wpb * hd;
@@ -862,11 +964,20 @@ int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
     if (int frc = flush_appends(b)) return frc;
     const size_t n = (size_t)rows * inter;
     if (!n) return PL_OK;
-    if (b->act == PL_BF16)
-        swiglu_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(gu), rows, inter,
-                                                               static_cast<__nv_bfloat16 *>(out));
-    else
-        swiglu_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<const float *>(gu), rows, inter, static_cast<float *>(out));
+    SIG(b, 9ULL, U64(gu), (unsigned long long)rows, (unsigned long long)inter, U64(out));
+    if (REPLAYING(b)) return PL_OK;
+    const size_t es = esize(b->act);
+    for (int r0 = 0; r0 < rows; r0 += 65535) { /* grid.y limit */
+        const int nr = rows - r0 < 65535 ? rows - r0 : 65535;
+        const dim3 grid((unsigned)((inter + 255) / 256 < 64 ? (inter + 255) / 256 : 64), (unsigned)nr);
+        const char *g = static_cast<const char *>(gu) + (size_t)r0 * 2 * inter * es;
+        char *o = static_cast<char *>(out) + (size_t)r0 * inter * es;
+        if (b->act == PL_BF16)
+            swiglu_kernel<<<grid, 256, 0, b->stream>>>(reinterpret_cast<const __nv_bfloat16 *>(g), inter,
+                                                       reinterpret_cast<__nv_bfloat16 *>(o));
+        else
+            swiglu_kernel<<<grid, 256, 0, b->stream>>>(reinterpret_cast<const float *>(g), inter, reinterpret_cast<float *>(o));
+    }
     return check_launch(b, "swiglu kernel");
 }
 
@@ -874,6 +985,8 @@ int op_add(void *ctx, void *h, const void *x, size_t n) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (int frc = flush_appends(b)) return frc;
     if (!n) return PL_OK;
+    SIG(b, 10ULL, U64(h), U64(x), n);
+    if (REPLAYING(b)) return PL_OK;
     if (b->act == PL_BF16)
         add_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x), n);
     else
@@ -885,6 +998,8 @@ int op_copy_rows(void *ctx, void *dst, size_t dst_stride, const void *src, size_
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (int frc = flush_appends(b)) return frc;
     if (rows <= 0 || width <= 0) return PL_OK;
+    SIG(b, 11ULL, U64(dst), dst_stride, U64(src), src_stride, (unsigned long long)rows, (unsigned long long)width);
+    if (REPLAYING(b)) return PL_OK;
     const size_t e = esize(b->act);
     cudaError_t err = cudaMemcpy2DAsync(dst, dst_stride * e, src, src_stride * e, (size_t)width * e, (size_t)rows,
                                         cudaMemcpyDeviceToDevice, b->stream);
@@ -975,6 +1090,12 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     pl_cuda_attn_options opt;
     memset(&opt, 0, sizeof opt);
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
+    sig_mix(b, &a, sizeof a);
+    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes);
+    if (REPLAYING(b)) {
+        if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
+        return PL_OK;
+    }
     if (ws > b->attn_ws_bytes) {
         cudaStreamSynchronize(b->stream);
         if (b->attn_ws) cudaFree(b->attn_ws);
@@ -992,6 +1113,121 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.workspace = b->attn_ws;
     opt.workspace_bytes = b->attn_ws_bytes;
     return pl_paged_attention_cuda_ex(&a, &opt, b->stream, err, err_len);
+}
+
+int op_sample(void *ctx, const float *logits, int rows, int vocab, const pl_sample_req *reqs, int32_t *tokens, char *err,
+              size_t err_len) {
+    pl_cuda_sample_params *p = static_cast<pl_cuda_sample_params *>(malloc(sizeof *p * (size_t)(rows > 0 ? rows : 1)));
+    if (!p) return pl_fail(err, err_len, PL_ERR_NOMEM, "sample: out of memory");
+    for (int r = 0; r < rows; r++) p[r] = {reqs[r].temperature, reqs[r].top_k, reqs[r].top_p, reqs[r].u};
+    const int rc = pl_cuda_sample(static_cast<pl_cuda_backend *>(ctx), logits, (size_t)vocab, rows, vocab, p, tokens, err, err_len);
+    free(p);
+    return rc;
+}
+
+/* ---- CUDA graphs of decode steps ----
+ * The forward pass brackets a decode step with graph_begin(key) / graph_end. The first step
+ * of a key runs eagerly (it sizes every buffer and staging arena), the second is captured
+ * (ops run as usual on the capturing stream; nothing executes until the graph launches),
+ * later ones replay: every op does only its host work (cache metadata, the staged bytes of
+ * uploads, which the graph's copy nodes read from the same pinned addresses) and adds its
+ * launch arguments to a signature. A signature that differs from the captured one (a pool
+ * grew, a buffer moved) drops the graph and asks the forward pass to redo the step eagerly:
+ * nothing of the step reached the device. Staging arenas start from offset 0 at each
+ * graphed step (the previous step has been waited for), so upload addresses repeat. */
+
+/* A bracketed step that is answered PL_GRAPH_RETRY never reached the device: the uploads it
+ * staged were recorded into a capture that is thrown away, or skipped in a replay that is not
+ * launched. Their host bytes are in the arenas, so stage_upload_cached would hand the eager
+ * redo the device offsets of the same bytes, which hold whatever an earlier upload (an earlier
+ * step, another engine's block table with page ids outside this pool) left there: forget them. */
+void stage_forget(pl_cuda_backend *b) {
+    for (int i = 0; i < NUM_SLOTS; i++) b->slots[i].last = 0;
+}
+
+void graph_drop(pl_cuda_backend *b, graph_entry *g) {
+    if (g->exec) cudaGraphExecDestroy(g->exec);
+    g->exec = nullptr;
+    g->seen = 0;
+    g->sig = 0;
+}
+
+int op_graph_begin(void *ctx, uint64_t key) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (b->graphs_off || b->gmode != G_NONE) return PL_ERR_UNSUPPORTED;
+    if (flush_appends(b) != PL_OK || cudaStreamSynchronize(b->stream) != cudaSuccess) return PL_ERR_CUDA;
+    int gi = -1, lru = 0;
+    for (int i = 0; i < b->num_graphs; i++) {
+        if (b->graphs[i].key == key) gi = i;
+        if (b->graphs[i].last_use < b->graphs[lru].last_use) lru = i;
+    }
+    if (gi < 0) {
+        if (b->num_graphs < PL_MAX_GRAPHS) gi = b->num_graphs++;
+        else graph_drop(b, &b->graphs[gi = lru]);
+        b->graphs[gi].key = key;
+    }
+    graph_entry *g = &b->graphs[gi];
+    g->last_use = ++b->graph_clock;
+    for (int i = 0; i < NUM_SLOTS; i++) b->slots[i].head = 0, b->slots[i].last = 0;
+    b->sig = 0xcbf29ce484222325ULL;
+    b->cur_graph = gi;
+    if (g->exec) {
+        b->gmode = G_REPLAY;
+    } else if (g->seen) {
+        if (cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+            cudaGetLastError();
+            return PL_ERR_CUDA;
+        }
+        b->gmode = G_CAPTURE;
+    } else {
+        g->seen = 1;
+        b->gmode = G_WARMUP;
+    }
+    return PL_OK;
+}
+
+int op_graph_end(void *ctx, int body_rc) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    graph_entry *g = &b->graphs[b->cur_graph];
+    const int mode = b->gmode;
+    b->gmode = G_NONE;
+    if (mode == G_WARMUP) {
+        g->sig = b->sig;
+        return body_rc;
+    }
+    if (mode == G_CAPTURE) {
+        cudaGraph_t graph = nullptr;
+        cudaError_t e = cudaStreamEndCapture(b->stream, &graph);
+        if (e == cudaSuccess && body_rc == PL_OK) e = cudaGraphInstantiate(&g->exec, graph, 0);
+        if (graph) cudaGraphDestroy(graph);
+        if (e == cudaSuccess && body_rc == PL_OK) e = cudaGraphLaunch(g->exec, b->stream);
+        if (e != cudaSuccess || body_rc != PL_OK) { /* nothing ran: redo eagerly */
+            cudaGetLastError();
+            graph_drop(b, g);
+            g->seen = 1;
+            b->graphs_off = e != cudaSuccess; /* capture itself failed: stop trying */
+            b->graph_retries++;
+            stage_forget(b);
+            return PL_GRAPH_RETRY;
+        }
+        g->sig = b->sig;
+        b->graph_captures++;
+        return PL_OK;
+    }
+    if (mode == G_REPLAY) {
+        if (body_rc != PL_OK || b->sig != g->sig) {
+            graph_drop(b, g);
+            g->seen = 1;
+            b->graph_retries++;
+            stage_forget(b);
+            return PL_GRAPH_RETRY;
+        }
+        cudaError_t e = cudaGraphLaunch(g->exec, b->stream);
+        if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "graph launch: %s", cudaGetErrorString(e));
+        b->graph_replays++;
+        return PL_OK;
+    }
+    return body_rc;
 }
 
 const char *op_last_error(void *ctx) { return static_cast<pl_cuda_backend *>(ctx)->last_err; }
@@ -1013,9 +1249,13 @@ pl_backend_ops make_ops() {
     o.qk_norm_rope = op_qk_norm_rope;
     o.swiglu = op_swiglu;
     o.add = op_add;
+    o.add_rmsnorm = op_add_rmsnorm;
     o.kv_append = op_kv_append;
     o.paged_attention = op_paged_attention;
     o.copy_rows = op_copy_rows;
+    o.sample = op_sample;
+    o.graph_begin = op_graph_begin;
+    o.graph_end = op_graph_end;
     o.last_error = op_last_error;
     return o;
 }
@@ -1070,6 +1310,7 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
     if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "cudaSetDevice(%d): %s", device, cudaGetErrorString(e));
     pl_cuda_backend *b = new (std::nothrow) pl_cuda_backend();
     if (!b) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_backend_create: out of memory");
+    b->gemv_mode = 1;
     b->act = (pl_dtype)act;
     b->device = device;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess) {
@@ -1094,6 +1335,7 @@ void pl_cuda_backend_destroy(pl_cuda_backend *b) {
     if (!b) return;
     flush_appends(b);
     if (b->stream) cudaStreamSynchronize(b->stream);
+    for (int i = 0; i < b->num_graphs; i++) graph_drop(b, &b->graphs[i]);
     if (b->blas) cublasDestroy(b->blas);
     free(b->pend.meta);
     free(b->pend.comb);
@@ -1114,6 +1356,17 @@ const pl_backend_ops *pl_cuda_backend_ops(void) { return &k_cuda_ops; }
 const char *pl_cuda_backend_last_error(const pl_cuda_backend *b) { return b ? b->last_err : "backend is NULL"; }
 void *pl_cuda_backend_stream(pl_cuda_backend *b) { return b ? b->stream : nullptr; }
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) { return b ? b->live_bytes : 0; }
+void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
+    if (b) b->gemv_mode = mode >= 0 && mode <= 2 ? mode : 1;
+}
+void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on) {
+    if (b) b->graphs_off = !on;
+}
+void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long *replays, long *retries) {
+    *captures = b ? b->graph_captures : 0;
+    *replays = b ? b->graph_replays : 0;
+    *retries = b ? b->graph_retries : 0;
+}
 void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth) {
     if (b) b->fail_after = nth > 0 ? nth : 0;
 }

@@ -48,6 +48,15 @@ void *pl_cuda_backend_stream(pl_cuda_backend *b);
 int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len);
 /* Device bytes allocated through the backend and not yet freed (weights, buffers, pools). */
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
+/* Test and benchmark hook for bf16 matmuls of at most 8 rows (src/cuda/gemv.cu): mode 1
+ * (default) the CUDA-core kernel for one row and the tensor-core kernel from two, 2 the
+ * CUDA-core kernel for all, 0 cuBLAS for every matmul. */
+void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode);
+/* on = 0: decode steps run eagerly instead of through CUDA graphs (default 1); graphs
+ * already captured are kept for when they are turned on again. */
+void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on);
+/* Graphs captured, replayed, and steps redone eagerly because a graph no longer matched. */
+void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long *replays, long *retries);
 /* Test hook: the n-th device allocation from now (1 = the next) fails as out of memory;
  * 0 disarms. */
 void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth);

@@ -1,6 +1,7 @@
 /* Without CUDA the backend's entry points exist and say so. */
 #ifndef PL_HAVE_CUDA
 #include "cuda/backend_cuda.h"
+#include "pagellm/cuda.h"
 #include "model/model_internal.h"
 
 static const char k_no_cuda[] = "the CUDA backend: pagellm was built without CUDA (PAGELLM_CUDA=OFF or no nvcc)";
@@ -30,6 +31,18 @@ int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len) {
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) {
     (void)b;
     return 0;
+}
+void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
+    (void)b;
+    (void)mode;
+}
+void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on) {
+    (void)b;
+    (void)on;
+}
+void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long *replays, long *retries) {
+    (void)b;
+    *captures = *replays = *retries = 0;
 }
 void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth) {
     (void)b;
@@ -67,6 +80,14 @@ int pl_cuda_sample(pl_cuda_backend *b, const float *logits, size_t ld, int rows,
     (void)params;
     (void)tokens;
     return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "%s", k_no_cuda);
+}
+double pl_cuda_measure_copy_gbps(size_t bytes, int reps, char *device_name, size_t name_len, char *err,
+                                 size_t err_len) {
+    (void)bytes;
+    (void)reps;
+    if (device_name && name_len) device_name[0] = '\0';
+    pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "pl_cuda_measure_copy_gbps: %s", k_no_cuda);
+    return -1.0;
 }
 #else
 typedef int pl_backend_nocuda_unused; /* ISO C wants a declaration in every unit */

@@ -722,6 +722,38 @@ static int cpu_paged_attention(void *ctx, const pl_paged_attention_args *args, c
     return pl_paged_attention(args, err, err_len);
 }
 
+/* Rows in parallel; greedy rows need no scratch. */
+static int cpu_sample(void *ctx, const float *logits, int rows, int vocab, const pl_sample_req *reqs, int32_t *tokens,
+                      char *err, size_t err_len) {
+    pl_cpu_backend *b = ctx;
+    int nomem = 0;
+#pragma omp parallel num_threads(b->threads) if (rows > 1)
+    {
+        int32_t *idx = NULL;
+        float *prob = NULL;
+#pragma omp for schedule(dynamic, 1)
+        for (int r = 0; r < rows; r++) {
+            const float *row = logits + (size_t)r * vocab;
+            if (reqs[r].temperature <= 0) {
+                tokens[r] = pl_argmax(row, vocab);
+                continue;
+            }
+            if (!idx) idx = malloc(sizeof(int32_t) * (size_t)vocab);
+            if (!prob) prob = malloc(sizeof(float) * (size_t)vocab);
+            if (!idx || !prob) {
+#pragma omp atomic write
+                nomem = 1;
+                continue;
+            }
+            tokens[r] = pl_sample_row(&reqs[r], row, vocab, idx, prob);
+        }
+        free(idx);
+        free(prob);
+    }
+    if (nomem) return pl_fail(err, err_len, PL_ERR_NOMEM, "sample: out of memory for %d-entry scratch", vocab);
+    return PL_OK;
+}
+
 static const pl_backend_ops k_cpu_ops = {
     .name = "cpu",
     .weight_create = cpu_weight_create,
@@ -740,6 +772,7 @@ static const pl_backend_ops k_cpu_ops = {
     .copy_rows = cpu_copy_rows,
     .kv_append = cpu_kv_append,
     .paged_attention = cpu_paged_attention,
+    .sample = cpu_sample,
 };
 
 const pl_backend_ops *pl_cpu_backend_ops(void) { return &k_cpu_ops; }

@@ -7,7 +7,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/rng.h"
 #include "pagellm/model.h"
+
+/* graph_end's answer when a step must be redone eagerly (positive: not a pl_status). */
+#define PL_GRAPH_RETRY 1000
+
+/* One row's sampling request: the sampler's parameters and its uniform draw u in [0, 1)
+ * (the host keeps the seeded generator, so every backend makes the same choice). */
+typedef struct pl_sample_req {
+    float temperature; /* <= 0: greedy */
+    int top_k;         /* 0 = off */
+    float top_p;       /* 1 = off */
+    double u;
+} pl_sample_req;
+
+/* Sampler internals (sampler.c). pl_sampler_next fills the parameters and the next draw
+ * (greedy when s is NULL), advancing the generator as pl_sampler_sample would; the rng
+ * get/set pair undoes it. pl_sample_row is the choice for one row of V logits given the
+ * request (idx, prob: V-element scratch). */
+void pl_sampler_next(pl_sampler *s, pl_sample_req *out);
+void pl_sampler_get_rng(const pl_sampler *s, pl_mt19937 *state);
+void pl_sampler_set_rng(pl_sampler *s, const pl_mt19937 *state);
+int32_t pl_sample_row(const pl_sample_req *q, const float *logits, int V, int32_t *idx, float *prob);
 
 /* Element types a weight source may hold (safetensors F32 / BF16 / F16). */
 typedef enum pl_src_dtype { PL_SRC_F32 = 0, PL_SRC_BF16 = 1, PL_SRC_F16 = 2 } pl_src_dtype;
@@ -60,6 +82,8 @@ typedef struct pl_backend_ops {
     int (*swiglu)(void *ctx, const void *gu, int rows, int inter, void *out);
     /* h += x, n elements */
     int (*add)(void *ctx, void *h, const void *x, size_t n);
+    /* Optional fusion (NULL: add, then rmsnorm): h += x over [rows, dim], then out = rmsnorm(h) * w. */
+    int (*add_rmsnorm)(void *ctx, void *h, const void *x, const void *w, int rows, int dim, float eps, void *out);
     /* Appends a chunk of K/V rows (backend memory) to one layer's sequence cache. CPU:
      * pl_seq_cache_append; a device backend writes reserved pages and commits. */
     int (*kv_append)(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *chunk, char *err, size_t err_len);
@@ -68,6 +92,16 @@ typedef struct pl_backend_ops {
     /* dst row i (dst_stride apart) = src row i (src_stride apart), width elements */
     int (*copy_rows)(void *ctx, void *dst, size_t dst_stride, const void *src, size_t src_stride, int rows,
                      int width);
+    /* tokens[r] = pl_sample_row(&reqs[r], row r of logits) for f32 logits [rows, vocab] in
+     * backend memory; tokens and reqs are host arrays. */
+    int (*sample)(void *ctx, const float *logits, int rows, int vocab, const pl_sample_req *reqs, int32_t *tokens,
+                  char *err, size_t err_len);
+    /* Optional CUDA-graph bracket of a decode step (NULL: none). graph_begin(key) returns PL_OK
+     * when the step is bracketed; graph_end(body_rc) must then follow before anything reads
+     * results on the host, and returns PL_OK, an error, or PL_GRAPH_RETRY: nothing of the
+     * step reached the device, undo it and run it again without the bracket. */
+    int (*graph_begin)(void *ctx, uint64_t key);
+    int (*graph_end)(void *ctx, int body_rc);
     /* Message of the last failed op that has no err argument (NULL: ops without one never fail). */
     const char *(*last_error)(void *ctx);
 } pl_backend_ops;
@@ -110,6 +144,8 @@ struct pl_model {
     float *rope; /* [rows, head_dim] cos / sin table (backend memory) */
     float *logit_buf;
     size_t logit_rows;
+    float *dev_logits; /* [dev_logit_rows, vocab] f32 in backend memory, for sampling there */
+    size_t dev_logit_rows;
 };
 
 /* Tensor names of a Qwen3 checkpoint: fills name for tensor index idx of layer (or global

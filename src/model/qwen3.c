@@ -49,26 +49,28 @@ static int paged_layer(pl_model *m, const pl_forward_batch *b, int layer, const 
         int rc = m->ops->kv_append(m->bctx, &b->seqs[i]->layers[layer], &ch, err, err_len);
         if (rc) return rc;
     }
-    for (int i = 0; i < b->num_seqs;) {
+    /* block_table / ctx_lens hold the non-empty sequences only (k counts them), so empty
+     * slots do not split a decode batch into several launches. */
+    for (int i = 0, k = 0; i < b->num_seqs;) {
         int n = b->chunk_lens[i];
         if (!n) {
             i++;
             continue;
         }
-        int j = i + 1;
-        while (j < b->num_seqs && b->chunk_lens[j] == n) j++;
+        int j = i + 1, cnt = 1;
+        for (; j < b->num_seqs && (b->chunk_lens[j] == 0 || b->chunk_lens[j] == n); j++) cnt += b->chunk_lens[j] != 0;
         pl_paged_attention_args a;
         memset(&a, 0, sizeof a);
         pl_page_pool *pool = b->seqs[i]->layers[layer].pool;
         a.dtype = m->opts.act_dtype;
-        a.batch = j - i;
+        a.batch = cnt;
         a.num_heads = c->num_heads;
         a.num_kv_heads = c->num_kv_heads;
         a.query_len = n;
         a.head_dim = c->head_dim;
         pl_page_pool_stats st;
         pl_page_pool_get_stats(pool, &st);
-        a.num_pages = st.num_pages;
+        a.num_pages = st.capacity_pages; /* every id below it is storage; stable across steps (graphs) */
         a.page_size = pl_page_pool_get_config(pool)->page_size;
         a.max_pages = max_pages;
         a.scale = 1.0f / sqrtf((float)c->head_dim);
@@ -76,32 +78,125 @@ static int paged_layer(pl_model *m, const pl_forward_batch *b, int layer, const 
         a.query = (const char *)m->qbuf + (size_t)row_start[i] * qd * e;
         a.key_pages = pl_page_pool_keys(pool);
         a.value_pages = pl_page_pool_values(pool);
-        a.block_table = block_table + (size_t)i * max_pages;
-        a.context_lens = ctx_lens + i;
+        a.block_table = block_table + (size_t)k * max_pages;
+        a.context_lens = ctx_lens + k;
         a.out = (char *)m->attn + (size_t)row_start[i] * qd * e;
         a.schedule = PL_ATTN_AUTO;
         int rc = m->ops->paged_attention(m->bctx, &a, err, err_len);
         if (rc) return rc;
+        k += cnt;
         i = j;
     }
     return PL_OK;
 }
 
-static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *err, size_t err_len);
+/* What a forward call returns: f32 logits in host memory, or sampled tokens (samplers and
+ * tokens; tokens NULL: no LM head at all). */
+typedef struct fwd_out {
+    float *logits;
+    pl_sampler *const *samplers;
+    int32_t *tokens;
+    int no_graph; /* set for the eager redo of a step whose graph did not match */
+} fwd_out;
 
-int pl_model_forward(pl_model *m, const pl_forward_batch *b, float *logits, char *err, size_t err_len) {
-    if (!m) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_model_forward: model is NULL");
+static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, char *err, size_t err_len);
+
+/* The residual add and the next RMSNorm: m->h += x, m->a = rmsnorm(m->h) * w (fused when
+ * the backend has it). */
+static int add_norm(pl_model *m, const void *x, const void *w, int rows) {
+    const pl_backend_ops *o = m->ops;
+    const int hid = m->cfg.hidden_size;
+    if (o->add_rmsnorm) return o->add_rmsnorm(m->bctx, m->h, x, w, rows, hid, m->cfg.rms_norm_eps, m->a);
+    int rc = o->add(m->bctx, m->h, x, (size_t)rows * hid);
+    return rc ? rc : o->rmsnorm(m->bctx, m->h, w, rows, hid, m->cfg.rms_norm_eps, m->a);
+}
+
+static int forward_threads(pl_model *m, const pl_forward_batch *b, const fwd_out *out, char *err, size_t err_len) {
     /* Attention and other OpenMP code called inside use the model's thread count; the
      * caller's setting comes back afterwards. */
     int saved = omp_get_max_threads();
     omp_set_num_threads(m->opts.num_threads);
-    int rc = forward(m, b, logits, err, err_len);
+    int rc = forward(m, b, out, err, err_len);
+    if (rc == PL_GRAPH_RETRY) { /* the step was undone: run it again eagerly */
+        fwd_out eager = *out;
+        eager.no_graph = 1;
+        if (err && err_len) err[0] = 0;
+        rc = forward(m, b, &eager, err, err_len);
+    }
     omp_set_num_threads(saved);
     return rc;
 }
 
-static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *err, size_t err_len) {
+int pl_model_forward(pl_model *m, const pl_forward_batch *b, float *logits, char *err, size_t err_len) {
     if (!m || !b || !logits) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_model_forward: model/batch/logits is NULL");
+    fwd_out out = {logits, NULL, NULL, 0};
+    return forward_threads(m, b, &out, err, err_len);
+}
+
+int pl_model_forward_sample(pl_model *m, const pl_forward_batch *b, pl_sampler *const *samplers, int32_t *tokens,
+                            char *err, size_t err_len) {
+    if (!m || !b) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_model_forward_sample: model/batch is NULL");
+    if (b->all_logits)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "batch.all_logits: must be 0 for pl_model_forward_sample");
+    fwd_out out = {NULL, samplers, tokens, 0};
+    return forward_threads(m, b, &out, err, err_len);
+}
+
+/* LM head of the packed last rows (m->a, k rows) and sampling in backend memory: only the
+ * token ids come back. Draws are undone if the backend fails. */
+static int head_sample(pl_model *m, const pl_forward_batch *b, int k, const fwd_out *out, int *graphed, char *err,
+                       size_t err_len) {
+    const pl_model_config *c = &m->cfg;
+    const pl_backend_ops *o = m->ops;
+    if ((size_t)k > m->dev_logit_rows) {
+        /* sized for every slot of the batch at once: a buffer that moves as a batch fills up
+         * would invalidate the decode-step graphs captured so far */
+        const int want = k > b->num_seqs ? k : b->num_seqs;
+        float *d = o->alloc(m->bctx, sizeof(float) * (size_t)want * (size_t)c->vocab_size);
+        if (!d) return pl_fail(err, err_len, PL_ERR_NOMEM, "forward: out of memory for %d rows of logits", want);
+        if (m->dev_logits) o->free(m->bctx, m->dev_logits);
+        m->dev_logits = d;
+        m->dev_logit_rows = (size_t)want;
+    }
+    int rc = o->matmul(m->bctx, m->a, k, m->lm_head, m->dev_logits, 1, err, err_len);
+    if (rc) return rc;
+    if (*graphed) { /* the step's device work ends with the logits: launch it before sampling */
+        *graphed = 0;
+        if ((rc = o->graph_end(m->bctx, PL_OK))) return rc;
+    }
+    pl_sample_req *reqs = malloc(sizeof *reqs * (size_t)k);
+    int32_t *toks = malloc(sizeof *toks * (size_t)k);
+    pl_mt19937 *saved = malloc(sizeof *saved * (size_t)b->num_seqs);
+    if (!reqs || !toks || !saved) {
+        rc = pl_fail(err, err_len, PL_ERR_NOMEM, "forward: out of memory");
+        goto done;
+    }
+    for (int i = 0, j = 0; i < b->num_seqs; i++) {
+        if (!b->chunk_lens[i]) continue;
+        pl_sampler *s = out->samplers ? out->samplers[i] : NULL;
+        if (s) pl_sampler_get_rng(s, &saved[i]);
+        pl_sampler_next(s, &reqs[j++]);
+    }
+    rc = o->sample(m->bctx, m->dev_logits, k, c->vocab_size, reqs, toks, err, err_len);
+    for (int i = 0, j = 0; i < b->num_seqs; i++) {
+        if (!b->chunk_lens[i]) {
+            out->tokens[i] = -1;
+            continue;
+        }
+        pl_sampler *s = out->samplers ? out->samplers[i] : NULL;
+        if (rc && s) pl_sampler_set_rng(s, &saved[i]);
+        if (!rc) out->tokens[i] = toks[j];
+        j++;
+    }
+done:
+    free(reqs);
+    free(toks);
+    free(saved);
+    return rc;
+}
+
+static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, char *err, size_t err_len) {
+    float *logits = out->logits;
     const pl_model_config *c = &m->cfg;
     const pl_backend_ops *o = m->ops;
     void *bx = m->bctx;
@@ -150,7 +245,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
     int32_t *pos = malloc(sizeof(int32_t) * (size_t)rows);
     int32_t *block_table = NULL, *ctx_lens = NULL;
     const pl_seq_cache **l0 = NULL;
-    int *pending = NULL, max_pages = 0, appended_layers = 0;
+    int *pending = NULL, max_pages = 0, appended_layers = 0, graphed = 0;
     if (!row_start || !pos) {
         rc = pl_fail(err, err_len, PL_ERR_NOMEM, "forward: out of memory");
         goto done;
@@ -161,7 +256,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
     }
     if (paged) {
         /* Reserve every sequence's new tokens up front; undone if a later one fails. */
-        int i;
+        int i, k;
         for (i = 0; i < b->num_seqs; i++) {
             if (!b->chunk_lens[i]) continue;
             if ((rc = pl_kv_seq_reserve(b->seqs[i], b->chunk_lens[i], err, err_len))) break;
@@ -179,6 +274,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
         }
         max_pages = pl_kv_max_pages(l0, b->num_seqs);
         if (max_pages < 1) max_pages = 1;
+        if (o->graph_begin && rows == nonempty) max_pages = (max_pages + 7) / 8 * 8; /* fewer graph shapes */
         block_table = malloc(sizeof(int32_t) * (size_t)b->num_seqs * (size_t)max_pages);
         ctx_lens = malloc(sizeof(int32_t) * (size_t)b->num_seqs);
         if (!block_table || !ctx_lens) {
@@ -187,6 +283,18 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
         }
         if ((rc = pl_kv_build_batch(l0, b->num_seqs, pending, max_pages, block_table, ctx_lens, err, err_len)))
             goto done;
+        for (i = 0, k = 0; i < b->num_seqs; i++) /* compact: non-empty sequences only */
+            if (b->chunk_lens[i]) {
+                memmove(block_table + (size_t)k * max_pages, block_table + (size_t)i * max_pages,
+                        sizeof(int32_t) * (size_t)max_pages);
+                ctx_lens[k++] = ctx_lens[i];
+            }
+    }
+    /* A decode step that returns sampled tokens may run as a CUDA graph (backend permitting):
+     * its launches depend on the row count and the block-table width only. */
+    if (paged && out->tokens && !logits && !out->no_graph && rows == nonempty && o->graph_begin) {
+        uint64_t key = ((uint64_t)rows << 32) ^ ((uint64_t)max_pages << 8) ^ (uint64_t)b->num_seqs;
+        graphed = o->graph_begin(bx, key) == PL_OK;
     }
 
     int hid = c->hidden_size, qd = c->num_heads * c->head_dim, kd = c->num_kv_heads * c->head_dim;
@@ -195,10 +303,11 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
     if ((rc = o->embed(bx, m->embed, b->tokens, rows, m->h, err, err_len)) ||
         (rc = o->rope_table(bx, pos, rows, c->head_dim, c->rope_theta, m->rope)))
         goto done;
+    if ((rc = o->rmsnorm(bx, m->h, m->layers[0].in_norm, rows, hid, eps, m->a))) goto done;
     for (int l = 0; l < c->num_layers; l++) {
         const pl_layer_weights *w = &m->layers[l];
-        if ((rc = o->rmsnorm(bx, m->h, w->in_norm, rows, hid, eps, m->a)) ||
-            (rc = o->matmul(bx, m->a, rows, w->qkv, m->qkv, 0, err, err_len)) ||
+        /* m->a holds rmsnorm(h) with this layer's input norm */
+        if ((rc = o->matmul(bx, m->a, rows, w->qkv, m->qkv, 0, err, err_len)) ||
             (rc = o->qk_norm_rope(bx, m->qkv, rows, stride, c->num_heads, c->num_kv_heads, c->head_dim, w->q_norm,
                                   w->k_norm, eps, m->rope)))
             goto done;
@@ -215,27 +324,37 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
             if ((rc = b->attend->attend(b->attend->ctx, &call, err, err_len))) goto done;
         }
         if ((rc = o->matmul(bx, m->attn, rows, w->o, m->tmp, 0, err, err_len)) ||
-            (rc = o->add(bx, m->h, m->tmp, (size_t)rows * hid)) ||
-            (rc = o->rmsnorm(bx, m->h, w->post_norm, rows, hid, eps, m->a)) ||
+            (rc = add_norm(m, m->tmp, w->post_norm, rows)) ||
             (rc = o->matmul(bx, m->a, rows, w->gate_up, m->gu, 0, err, err_len)) ||
             (rc = o->swiglu(bx, m->gu, rows, c->intermediate_size, m->mlp)) ||
-            (rc = o->matmul(bx, m->mlp, rows, w->down, m->tmp, 0, err, err_len)) ||
-            (rc = o->add(bx, m->h, m->tmp, (size_t)rows * hid)))
+            (rc = o->matmul(bx, m->mlp, rows, w->down, m->tmp, 0, err, err_len)))
             goto done;
+        if (l + 1 < c->num_layers) rc = add_norm(m, m->tmp, m->layers[l + 1].in_norm, rows);
+        else rc = o->add(bx, m->h, m->tmp, (size_t)rows * hid);
+        if (rc) goto done;
     }
     if (b->all_logits) {
         if ((rc = o->rmsnorm(bx, m->h, m->final_norm, rows, hid, eps, m->a)) ||
             (rc = o->matmul(bx, m->a, rows, m->lm_head, logits, 1, err, err_len)))
             goto done;
-    } else {
+    } else if (logits || out->tokens) {
         /* Last row of each non-empty sequence, packed, then scattered to its slot. */
         int k = 0;
-        for (int i = 0; i < b->num_seqs; i++) {
-            if (!b->chunk_lens[i]) continue;
-            o->copy_rows(bx, (char *)m->tmp + (size_t)k * hid * e, (size_t)hid,
-                         (const char *)m->h + (size_t)(row_start[i] + b->chunk_lens[i] - 1) * hid * e, (size_t)hid, 1,
-                         hid);
-            k++;
+        const void *last = m->h; /* already packed when every chunk is one row (decode) */
+        if (rows != nonempty) {
+            for (int i = 0; i < b->num_seqs; i++) {
+                if (!b->chunk_lens[i]) continue;
+                o->copy_rows(bx, (char *)m->tmp + (size_t)k * hid * e, (size_t)hid,
+                             (const char *)m->h + (size_t)(row_start[i] + b->chunk_lens[i] - 1) * hid * e, (size_t)hid,
+                             1, hid);
+                k++;
+            }
+            last = m->tmp;
+        }
+        if (!logits) {
+            if ((rc = o->rmsnorm(bx, last, m->final_norm, nonempty, hid, eps, m->a)) == PL_OK)
+                rc = head_sample(m, b, nonempty, out, &graphed, err, err_len);
+            goto done;
         }
         if ((size_t)nonempty > m->logit_rows) {
             float *lb = malloc(sizeof(float) * (size_t)nonempty * (size_t)c->vocab_size);
@@ -247,7 +366,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
             m->logit_buf = lb;
             m->logit_rows = (size_t)nonempty;
         }
-        if ((rc = o->rmsnorm(bx, m->tmp, m->final_norm, nonempty, hid, eps, m->a)) ||
+        if ((rc = o->rmsnorm(bx, last, m->final_norm, nonempty, hid, eps, m->a)) ||
             (rc = o->matmul(bx, m->a, nonempty, m->lm_head, m->logit_buf, 1, err, err_len)))
             goto done;
         k = 0;
@@ -259,7 +378,10 @@ static int forward(pl_model *m, const pl_forward_batch *b, float *logits, char *
         }
     }
 done:
-    if (rc && o->last_error && err && err_len && !err[0]) pl_fail(err, err_len, rc, "forward: %s", o->last_error(bx));
+    if (graphed) rc = o->graph_end(bx, rc); /* an error inside a bracketed step */
+    if (rc == PL_GRAPH_RETRY && paged) appended_layers = c->num_layers;
+    if (rc && rc != PL_GRAPH_RETRY && o->last_error && err && err_len && !err[0])
+        pl_fail(err, err_len, rc, "forward: %s", o->last_error(bx));
     if (rc && paged && appended_layers > 0) {
         /* All-or-nothing for the caches: drop what this call appended. */
         for (int i = 0; i < b->num_seqs; i++) {

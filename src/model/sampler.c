@@ -96,74 +96,97 @@ static void sort_idx(int32_t *idx, int n, const float *p) {
     }
 }
 
+void pl_sampler_next(pl_sampler *s, pl_sample_req *out) {
+    if (!s) {
+        *out = (pl_sample_req){0.0f, 0, 1.0f, 0.0};
+        return;
+    }
+    out->temperature = s->p.temperature;
+    out->top_k = s->p.top_k;
+    out->top_p = s->p.top_p;
+    out->u = s->p.temperature > 0 ? pl_mt_random(&s->rng) : 0.0;
+}
+
+void pl_sampler_get_rng(const pl_sampler *s, pl_mt19937 *state) { *state = s->rng; }
+void pl_sampler_set_rng(pl_sampler *s, const pl_mt19937 *state) { s->rng = *state; }
+
 int32_t pl_sampler_sample(pl_sampler *s, const float *logits) {
     if (!s || !logits) return -1;
-    int V = s->vocab;
-    if (s->p.temperature <= 0) return pl_argmax(logits, V);
+    pl_sample_req q;
+    pl_sampler_next(s, &q);
+    return pl_sample_row(&q, logits, s->vocab, s->idx, s->prob);
+}
+
+/* The draw q->u is taken before the row is looked at, so a device sampler given the same
+ * draw makes the same choice; degenerate rows (no finite logit) fall back to argmax. */
+int32_t pl_sample_row(const pl_sample_req *q, const float *logits, int V, int32_t *idx, float *prob) {
+    if (q->temperature <= 0) return pl_argmax(logits, V);
+    const pl_sampler_params pp = {q->temperature, q->top_k, q->top_p, 0};
+    const pl_sampler_params *P = &pp;
     float mx = -INFINITY;
     for (int i = 0; i < V; i++)
         if (logits[i] > mx) mx = logits[i];
     if (!isfinite(mx)) return pl_argmax(logits, V);
     double sum = 0;
-    float inv_t = 1.0f / s->p.temperature;
+    float inv_t = 1.0f / P->temperature;
     for (int i = 0; i < V; i++) {
         float e = expf((logits[i] - mx) * inv_t);
-        s->prob[i] = e;
+        prob[i] = e;
         sum += e;
     }
     float inv = (float)(1.0 / sum);
-    for (int i = 0; i < V; i++) s->prob[i] *= inv;
+    for (int i = 0; i < V; i++) prob[i] *= inv;
     int n = 0;
-    if (s->p.top_k > 0 && s->p.top_k < V) {
+    if (P->top_k > 0 && P->top_k < V) {
         /* Keep the k best (by the total order), then sort them. */
-        int k = s->p.top_k;
+        int k = P->top_k;
         /* Min-heap (by the total order) of the k best so far: root = worst kept. */
         for (int i = 0; i < V; i++) {
             int32_t cand = i;
             if (n < k) {
                 int c = n++;
-                s->idx[c] = cand;
+                idx[c] = cand;
                 while (c > 0) {
                     int par = (c - 1) / 2;
-                    if (cmp_desc(&s->idx[c], &s->idx[par], s->prob) <= 0) break;
-                    int32_t t = s->idx[c];
-                    s->idx[c] = s->idx[par];
-                    s->idx[par] = t;
+                    if (cmp_desc(&idx[c], &idx[par], prob) <= 0) break;
+                    int32_t t = idx[c];
+                    idx[c] = idx[par];
+                    idx[par] = t;
                     c = par;
                 }
-            } else if (cmp_desc(&cand, &s->idx[0], s->prob) < 0) {
-                s->idx[0] = cand;
+            } else if (cmp_desc(&cand, &idx[0], prob) < 0) {
+                idx[0] = cand;
                 int root = 0;
                 for (;;) {
                     int ch = 2 * root + 1;
                     if (ch >= n) break;
-                    if (ch + 1 < n && cmp_desc(&s->idx[ch + 1], &s->idx[ch], s->prob) > 0) ch++;
-                    if (cmp_desc(&s->idx[ch], &s->idx[root], s->prob) <= 0) break;
-                    int32_t t = s->idx[ch];
-                    s->idx[ch] = s->idx[root];
-                    s->idx[root] = t;
+                    if (ch + 1 < n && cmp_desc(&idx[ch + 1], &idx[ch], prob) > 0) ch++;
+                    if (cmp_desc(&idx[ch], &idx[root], prob) <= 0) break;
+                    int32_t t = idx[ch];
+                    idx[ch] = idx[root];
+                    idx[root] = t;
                     root = ch;
                 }
             }
         }
-        sort_idx(s->idx, n, s->prob);
+        sort_idx(idx, n, prob);
     } else {
-        float t = s->p.top_p < 1 ? (1.0f - s->p.top_p) / (2.0f * (float)V) : 0.0f;
+        float t = P->top_p < 1 ? (1.0f - P->top_p) / (2.0f * (float)V) : 0.0f;
         for (int i = 0; i < V; i++)
-            if (s->prob[i] >= t && s->prob[i] > 0) s->idx[n++] = i;
+            if (prob[i] >= t && prob[i] > 0) idx[n++] = i;
         if (n == 0) return pl_argmax(logits, V);
-        sort_idx(s->idx, n, s->prob);
+        sort_idx(idx, n, prob);
     }
-    if (s->p.top_p < 1) {
+    if (P->top_p < 1) {
         double mass = 0, kept = 0;
-        if (s->p.top_k > 0 && s->p.top_k < V)
-            for (int i = 0; i < n; i++) mass += s->prob[s->idx[i]];
+        if (P->top_k > 0 && P->top_k < V)
+            for (int i = 0; i < n; i++) mass += prob[idx[i]];
         else
             mass = 1.0; /* the dropped tail counts in the nucleus threshold */
         int m = 0;
         for (; m < n; m++) {
-            kept += s->prob[s->idx[m]];
-            if (kept >= s->p.top_p * mass) {
+            kept += prob[idx[m]];
+            if (kept >= P->top_p * mass) {
                 m++;
                 break;
             }
@@ -171,11 +194,11 @@ int32_t pl_sampler_sample(pl_sampler *s, const float *logits) {
         n = m < 1 ? 1 : m;
     }
     double total = 0;
-    for (int i = 0; i < n; i++) total += s->prob[s->idx[i]];
-    double u = pl_mt_random(&s->rng) * total, c = 0;
+    for (int i = 0; i < n; i++) total += prob[idx[i]];
+    double u = q->u * total, c = 0;
     for (int i = 0; i < n; i++) {
-        c += s->prob[s->idx[i]];
-        if (u < c) return s->idx[i];
+        c += prob[idx[i]];
+        if (u < c) return idx[i];
     }
-    return s->idx[n - 1];
+    return idx[n - 1];
 }

@@ -71,7 +71,7 @@ static void free_weights(pl_model *m) {
 void pl_model_free(pl_model *m) {
     if (!m) return;
     free_weights(m);
-    void *ws[] = {m->h, m->a, m->qkv, m->attn, m->gu, m->mlp, m->tmp, m->qbuf, m->rope};
+    void *ws[] = {m->h, m->a, m->qkv, m->attn, m->gu, m->mlp, m->tmp, m->qbuf, m->rope, m->dev_logits};
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
         if (ws[i]) m->ops->free(m->bctx, ws[i]);
     free(m->logit_buf);
