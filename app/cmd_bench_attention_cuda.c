@@ -74,36 +74,6 @@ static int fill_random(uint16_t *dev, size_t n, const uint16_t *pattern, size_t 
     return 1;
 }
 
-static double measure_copy_gbps(void) {
-    const size_t bytes = (size_t)2 << 30;
-    void *a = NULL, *b = NULL;
-    if (cudaMalloc(&a, bytes) != cudaSuccess) return 0;
-    if (cudaMalloc(&b, bytes) != cudaSuccess) {
-        cudaFree(a);
-        return 0;
-    }
-    cudaMemset(a, 1, bytes);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    double t[12];
-    for (int i = 0; i < 12; ++i) {
-        cudaEventRecord(e0, 0);
-        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0);
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        t[i] = ms;
-    }
-    const double med = pl_median(t + 2, 10);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    cudaFree(a);
-    cudaFree(b);
-    return med > 0 ? 2.0 * (double)bytes / (med * 1e-3) / 1e9 : 0;
-}
-
 /* One shape: pool of pages for `sets` rotations, block tables per set. */
 typedef struct shape_bufs {
     int B, L, S, ps, mp, sets, P;
@@ -341,7 +311,12 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
     struct cudaDeviceProp prop;
     if (!cuda_ok(cudaGetDeviceProperties(&prop, 0), "device properties")) return 1;
     fprintf(stderr, "bench-attention cuda: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
-    const double copy_gbps = measure_copy_gbps();
+    char copy_err[256];
+    double copy_gbps = pl_cuda_measure_copy_gbps(0, 0, NULL, 0, copy_err, sizeof copy_err);
+    if (copy_gbps <= 0) {
+        fprintf(stderr, "pagellm: bench-attention --device cuda: copy ceiling: %s\n", copy_err);
+        copy_gbps = 0; /* ratios to it print as nan */
+    }
     fprintf(stderr, "device-to-device copy: %.0f GB/s (read + write)\n", copy_gbps);
 
     const size_t pat_n = (size_t)8 << 20;
@@ -396,8 +371,8 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                 failed = 1;
                 continue;
             }
-            pl_cuda_attn_options vars[12];
-            char names[12][32];
+            pl_cuda_attn_options vars[16];
+            char names[16][32];
             int nv = 0;
             memset(vars, 0, sizeof vars);
             const char *lay = layout == 0 ? "paged" : "contiguous";
@@ -412,8 +387,8 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                     vars[nv].kernel = PL_CUDA_ATTN_VECTOR;
                     snprintf(names[nv++], 32, "vector");
                     if (o.sweep && jb->B * HKV < 132) {
-                        static const int sw[] = {1, 16, 32, 128};
-                        for (int k = 0; k < 4; ++k) {
+                        static const int sw[] = {1, 2, 3, 4, 6, 8, 16, 32, 128};
+                        for (int k = 0; k < (int)(sizeof sw / sizeof sw[0]); ++k) {
                             vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
                             vars[nv].workspace = ws;
                             vars[nv].workspace_bytes = ws_bytes;

@@ -22,6 +22,7 @@
 #include "base/json.h"
 #include "base/timing.h"
 #include "cli.h"
+#include "pagellm/cuda.h"
 #include "pagellm/engine.h"
 
 #define MAX_MODES 3
@@ -41,6 +42,7 @@ typedef struct bench_opts {
     /* hidden, for the child process */
     const char *single_run, *result_file;
     double child_budget_mib;
+    double ceiling_gbps; /* the parent's CPU read ceiling, for the per-step roofline (0: none) */
 } bench_opts;
 
 static void usage(FILE *f) {
@@ -80,7 +82,8 @@ static void usage(FILE *f) {
             "  --dtype bf16|f32      activation and K/V dtype (default bf16)\n"
             "  --threads N           compute threads, 0 = all cores (default 0)\n"
             "  --device cpu|cuda     where the model runs (default cpu; cuda: weights, activations and\n"
-            "                        K/V pages on the GPU, with --kv-mode paged only)\n"
+            "                        K/V pages on the GPU; a KV mode the CUDA engine does not support\n"
+            "                        ends the run with exit status 3)\n"
             "  --omp-wait-policy P   OMP_WAIT_POLICY of the measured processes: passive, active or\n"
             "                        env (keep the environment's); default passive, because spinning\n"
             "                        OpenMP threads collapse throughput on a shared machine; an\n"
@@ -94,8 +97,15 @@ static void usage(FILE *f) {
             "  --plot FILE.svg       SVG bar chart of the comparison or sweep (default none)\n"
             "  -h, --help            this text\n"
             "\n"
+            "Decode roofline: each decode step's (model weight bytes + K/V bytes its attention reads:\n"
+            "the rows' contexts x K+V bytes per token over all layers) / the ceiling: on the CPU the\n"
+            "streaming read bandwidth measured by the parent, on CUDA the device-to-device copy\n"
+            "bandwidth (read + write) measured by each measured process. The table and the JSON give\n"
+            "the median step, the median per-step roofline and the median of step / roofline.\n"
+            "\n"
             "internal (the parent passes these to each measured process): --single-run MODE,\n"
-            "  --result-file FILE, --child-budget-mib X (default 0 = uncapped)\n");
+            "  --result-file FILE, --child-budget-mib X (default 0 = uncapped), --ceiling-gbps X\n"
+            "  (the CPU read ceiling for the roofline; default 0 = none)\n");
 }
 
 static int parse_modes(const char *v, bench_opts *o) {
@@ -150,7 +160,7 @@ static int parse_budgets(const char *v, bench_opts *o) {
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
     *o = (bench_opts){16, 4, 128, 1024, 32, 128, 128, 1, 4, 128, 0, 0, 3, {PL_KV_DENSE, PL_KV_PAGED_GATHER, PL_KV_PAGED},
-                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0};
+                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0, 0.0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
 #define INTFLAG(name, field, lo, hi)                                              \
@@ -214,6 +224,13 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             o->child_budget_mib = strtod(v, NULL);
             continue;
         }
+        if (pl_cli_is(a, "--ceiling-gbps")) {
+            float f;
+            if (!(v = pl_cli_value(argc, argv, &i, "--ceiling-gbps")) || pl_cli_float("--ceiling-gbps", v, 0, 1e9, &f))
+                return 2;
+            o->ceiling_gbps = strtod(v, NULL);
+            continue;
+        }
         if (pl_cli_is(a, "--cooldown-seconds")) {
             float f;
             if (!(v = pl_cli_value(argc, argv, &i, "--cooldown-seconds")) || pl_cli_float("--cooldown-seconds", v, 0, 3600, &f))
@@ -252,13 +269,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         fprintf(stderr, "pagellm: --device: expected cpu or cuda, got '%s'\n", o->device);
         return 2;
     }
-    if (!strcmp(o->device, "cuda") && !o->single_run) /* a measured process gets its one mode */
-        for (int i = 0; i < o->num_modes; i++)
-            if (o->modes[i] != PL_KV_PAGED) {
-                fprintf(stderr, "pagellm: --device cuda: KV mode '%s' keeps K/V in host memory; pass --kv-mode paged\n",
-                        pl_kv_mode_name(o->modes[i]));
-                return 2;
-            }
+    /* Which KV modes run on CUDA is the engine's call (PL_ERR_UNSUPPORTED: exit status 3). */
     return 0;
 }
 
@@ -292,6 +303,11 @@ static const field_def k_fields[] = {
     {"decode_step_median_ms", "decode step median (ms)", 1, 0},
     {"decode_step_p95_ms", "decode step p95 (ms)", 1, 0},
     {"decode_step_max_ms", "decode step max (ms)", 1, 0},
+    {"decode_step_roofline_median_ms", "decode step roofline, median (ms)", 1, 0},
+    {"decode_step_vs_roofline_median", "decode step / its roofline, median", 1, 0},
+    {"decode_step_kv_bytes_median", "K/V bytes read per decode step, median", 1, 0},
+    {"roofline_gbps", "roofline ceiling (GB/s)", 1, 1},
+    {"copy_gbps", "device-to-device copy (GB/s)", 0, 1},
     {"decode_gap_median_ms", "decode gap median (ms)", 1, 0},
     {"decode_gap_p95_ms", "decode gap p95 (ms)", 1, 0},
     {"decode_gap_max_ms", "decode gap max (ms)", 1, 0},
@@ -354,6 +370,33 @@ static int run_trace_once(pl_engine *e, const pl_trace *t, int *failed, double *
     return rc;
 }
 
+/* Per-step decode roofline (issue 8): step i reads the weights once plus the K/V of
+ * the tokens its attention attends (ctx[i], summed over its rows) at `gbps` GB/s. Sets the
+ * median roofline (ms), the median of step / roofline and the median K/V bytes per step;
+ * the first two are NaN without a ceiling (gbps <= 0), all three NaN without steps. */
+static void decode_roofline(const double *step_s, const int64_t *ctx, int n, double weight_bytes,
+                            double kv_bytes_per_token, double gbps, double *roof_ms, double *ratio, double *kv_bytes) {
+    *roof_ms = *ratio = *kv_bytes = NAN;
+    if (n <= 0 || !step_s || !ctx) return;
+    double *kv = malloc(sizeof(double) * (size_t)n), *roof = malloc(sizeof(double) * (size_t)n),
+           *rat = malloc(sizeof(double) * (size_t)n);
+    if (kv && roof && rat) {
+        for (int i = 0; i < n; i++) {
+            kv[i] = (double)ctx[i] * kv_bytes_per_token;
+            roof[i] = gbps > 0 ? (weight_bytes + kv[i]) / (gbps * 1e9) : 0;
+            rat[i] = roof[i] > 0 ? step_s[i] / roof[i] : 0;
+        }
+        *kv_bytes = pl_median(kv, n);
+        if (gbps > 0 && weight_bytes + kv_bytes_per_token > 0) {
+            *roof_ms = 1e3 * pl_median(roof, n);
+            *ratio = pl_median(rat, n);
+        }
+    }
+    free(kv);
+    free(roof);
+    free(rat);
+}
+
 static int child_main(const bench_opts *o) {
     char err[512];
     pl_kv_mode mode;
@@ -366,6 +409,21 @@ static int child_main(const bench_opts *o) {
         fprintf(stderr, "pagellm: %s\n", err);
         return 1;
     }
+    /* CUDA: the copy ceiling of the roofline, measured in this process before the model is
+     * on the device (its 2 x 2 GiB buffers are freed again); CPU: the parent's read ceiling. */
+    int cuda = !strcmp(o->device, "cuda");
+    double copy_gbps = NAN, roof_gbps = o->ceiling_gbps > 0 ? o->ceiling_gbps : NAN;
+    char gpu[256] = "";
+    if (cuda) {
+        double g = pl_cuda_measure_copy_gbps(0, 0, gpu, sizeof gpu, err, sizeof err);
+        if (g > 0) {
+            copy_gbps = roof_gbps = g;
+            fprintf(stderr, "  [%s] %s: device-to-device copy %.0f GB/s (read + write)\n", o->single_run, gpu, g);
+        } else {
+            roof_gbps = NAN;
+            fprintf(stderr, "pagellm: warning: no copy ceiling, the roofline fields stay empty: %s\n", err);
+        }
+    }
     pl_model *model = NULL;
     if (load_model(o, &model, err, sizeof err)) {
         fprintf(stderr, "pagellm: model: %s\n", err);
@@ -373,7 +431,7 @@ static int child_main(const bench_opts *o) {
         return 1;
     }
     pl_engine_config ec = {mode, o->batch_size, o->prefill_step, o->page_size,
-                           (size_t)(o->child_budget_mib * 1048576.0), 0};
+                           (size_t)(o->child_budget_mib * 1048576.0), 0, 0};
     pl_engine *e = NULL;
     int rc = pl_engine_create(model, &ec, &e, err, sizeof err);
     int failed = 0;
@@ -388,11 +446,14 @@ static int child_main(const bench_opts *o) {
         rc = run_trace_once(e, &t, &failed, &wall, err, sizeof err);
     }
     if (rc != PL_OK) {
-        fprintf(stderr, "pagellm: %s run: %s\n", o->single_run, err);
+        if (rc == PL_ERR_UNSUPPORTED)
+            fprintf(stderr, "pagellm: bench-serving: KV mode %s is not supported on --device %s: %s\n", o->single_run,
+                    o->device, err);
+        else fprintf(stderr, "pagellm: %s run: %s\n", o->single_run, err);
         pl_engine_destroy(e);
         pl_model_free(model);
         pl_trace_free(&t);
-        return 1;
+        return rc == PL_ERR_UNSUPPORTED ? 3 : 1;
     }
     pl_engine_metrics m;
     pl_engine_get_metrics(e, &m);
@@ -419,6 +480,18 @@ static int child_main(const bench_opts *o) {
     SET("decode_step_median_ms", 1e3 * pl_median(m.step_samples, m.num_step_samples));
     SET("decode_step_p95_ms", 1e3 * pl_percentile_nearest(m.step_samples, m.num_step_samples, 0.95));
     SET("decode_step_max_ms", 1e3 * pl_percentile_nearest(m.step_samples, m.num_step_samples, 1.0));
+    {
+        const pl_model_config *mc = pl_model_get_config(model);
+        const double kv_tok = 2.0 * mc->num_layers * mc->num_kv_heads * mc->head_dim * (o->dtype == PL_F32 ? 4.0 : 2.0);
+        double roof_ms, ratio, kv_bytes;
+        decode_roofline(m.step_samples, m.step_context_tokens, m.num_step_samples, (double)pl_model_weight_bytes(model),
+                        kv_tok, roof_gbps > 0 ? roof_gbps : 0, &roof_ms, &ratio, &kv_bytes);
+        SET("decode_step_roofline_median_ms", roof_ms);
+        SET("decode_step_vs_roofline_median", ratio);
+        SET("decode_step_kv_bytes_median", kv_bytes);
+        SET("roofline_gbps", roof_gbps);
+        SET("copy_gbps", copy_gbps);
+    }
     SET("decode_gap_median_ms", 1e3 * pl_median(m.gap_samples, m.num_gap_samples));
     SET("decode_gap_p95_ms", 1e3 * pl_percentile_nearest(m.gap_samples, m.num_gap_samples, 0.95));
     SET("decode_gap_max_ms", 1e3 * pl_percentile_nearest(m.gap_samples, m.num_gap_samples, 1.0));
@@ -457,6 +530,10 @@ static int child_main(const bench_opts *o) {
         }
         pl_json_key(&w, "threads");
         pl_json_int(&w, omp_get_max_threads());
+        if (gpu[0]) {
+            pl_json_key(&w, "gpu");
+            pl_json_string(&w, gpu);
+        }
         pl_json_end_object(&w);
         fputc('\n', f);
         if (fclose(f)) rc = 1;
@@ -474,13 +551,15 @@ static int child_main(const bench_opts *o) {
 
 typedef struct run_result {
     int ok;
+    int unsupported; /* the process exited 3: its KV mode is not supported on the device */
     double v[NUM_FIELDS];
     int threads;
+    char gpu[128];   /* the GPU's name ("" on the CPU) */
 } run_result;
 
-static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, const char *trace_path,
-                       const char *result_path, run_result *res) {
-    char bs[16], ps[16], pg[16], wu[16], th[16], ms[32], bud[64];
+static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, double ceiling_gbps,
+                       const char *trace_path, const char *result_path, run_result *res) {
+    char bs[16], ps[16], pg[16], wu[16], th[16], ms[32], bud[64], cg[64];
     snprintf(bs, sizeof bs, "%d", o->batch_size);
     snprintf(ps, sizeof ps, "%d", o->prefill_step);
     snprintf(pg, sizeof pg, "%d", o->page_size);
@@ -488,6 +567,7 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
     snprintf(th, sizeof th, "%d", o->threads);
     snprintf(ms, sizeof ms, "%llu", (unsigned long long)o->model_seed);
     snprintf(bud, sizeof bud, "%.17g", budget_mib);
+    snprintf(cg, sizeof cg, "%.17g", ceiling_gbps > 0 ? ceiling_gbps : 0.0);
     char *args[40];
     int n = 0;
     args[n++] = "pagellm";
@@ -514,6 +594,8 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
     args[n++] = bud;
     args[n++] = "--device";
     args[n++] = (char *)o->device;
+    args[n++] = "--ceiling-gbps";
+    args[n++] = cg;
     if (o->model_dir) {
         args[n++] = "--model";
         args[n++] = (char *)o->model_dir;
@@ -541,6 +623,11 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     memset(res, 0, sizeof *res);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+        res->unsupported = 1;
+        fprintf(stderr, "pagellm: the %s run: KV mode not supported on --device %s\n", pl_kv_mode_name(mode), o->device);
+        return 1;
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "pagellm: the %s run failed (status %d)\n", pl_kv_mode_name(mode), status);
         return 1;
@@ -559,6 +646,8 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
     }
     const cJSON *th_j = cJSON_GetObjectItemCaseSensitive(root, "threads");
     res->threads = cJSON_IsNumber(th_j) ? th_j->valueint : 0;
+    const cJSON *gpu_j = cJSON_GetObjectItemCaseSensitive(root, "gpu");
+    if (cJSON_IsString(gpu_j) && gpu_j->valuestring) snprintf(res->gpu, sizeof res->gpu, "%s", gpu_j->valuestring);
     cJSON_Delete(root);
     res->ok = 1;
     remove(result_path);
@@ -694,7 +783,7 @@ static int write_svg(const char *path, const char *title, const char *subtitle, 
 
 /* ---- JSON output --------------------------------------------------------------------------- */
 
-static void json_config(pl_json_writer *w, const bench_opts *o, const pl_trace *t, const char *sha) {
+static void json_config(pl_json_writer *w, const bench_opts *o, const pl_trace *t, const char *sha, const char *gpu) {
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     pl_json_key(w, "configuration");
@@ -748,7 +837,7 @@ static void json_config(pl_json_writer *w, const bench_opts *o, const pl_trace *
     pl_json_key(w, "cpu_model"); pl_json_string(w, cpu);
     pl_json_key(w, "cpu_cores"); pl_json_int(w, sysconf(_SC_NPROCESSORS_ONLN));
     pl_json_key(w, "simd"); pl_json_string(w, pl_cpu_simd_name());
-    pl_json_key(w, "gpu"); pl_json_null(w);
+    pl_json_key(w, "gpu"); if (gpu && *gpu) pl_json_string(w, gpu); else pl_json_null(w);
     pl_json_end_object(w);
     pl_json_key(w, "request_trace_sha256");
     pl_json_string(w, sha);
@@ -777,7 +866,7 @@ static void json_trace(pl_json_writer *w, const pl_trace *t) {
 /* Opens --json-output and writes the fields every report starts with; NULL (message
  * printed) when the file cannot be opened. */
 static FILE *json_begin(pl_json_writer *w, const bench_opts *o, const char *benchmark, const pl_trace *t,
-                        const char *sha) {
+                        const char *sha, const char *gpu) {
     FILE *f = fopen(o->json_out, "w");
     if (!f) {
         fprintf(stderr, "pagellm: --json-output '%s': %s\n", o->json_out, strerror(errno));
@@ -787,7 +876,7 @@ static FILE *json_begin(pl_json_writer *w, const bench_opts *o, const char *benc
     pl_json_begin_object(w);
     pl_json_key(w, "benchmark");
     pl_json_string(w, benchmark);
-    json_config(w, o, t, sha);
+    json_config(w, o, t, sha, gpu);
     return f;
 }
 
@@ -818,6 +907,7 @@ static void json_fields(pl_json_writer *w, const double *v) {
 static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sha, const char *trace_path,
                           const char *dir, const pl_ceilings *ceil) {
     int R = o->repeats, M = o->num_modes;
+    const int cuda = !strcmp(o->device, "cuda");
     run_result *rr = calloc((size_t)R * M, sizeof(run_result));
     if (!rr) return 1;
     char result_path[4200];
@@ -829,7 +919,9 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
             int mi = r % 2 == 0 ? k : M - 1 - k;
             fprintf(stderr, "[%d/%d] %s, repeat %d/%d (%.0f s elapsed)\n", ++done, R * M,
                     pl_kv_mode_name(o->modes[mi]), r + 1, R, pl_now_seconds() - t_start);
-            if (spawn_child(o, o->modes[mi], 0.0, trace_path, result_path, &rr[mi * R + r])) failed = 1;
+            if (spawn_child(o, o->modes[mi], 0.0, cuda ? 0.0 : ceil->read_gbps, trace_path, result_path,
+                            &rr[mi * R + r]))
+                failed = rr[mi * R + r].unsupported ? 3 : 1;
             if (o->cooldown > 0 && !failed) {
                 struct timespec ts = {(time_t)o->cooldown, (long)((o->cooldown - floor(o->cooldown)) * 1e9)};
                 nanosleep(&ts, NULL);
@@ -837,11 +929,30 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
         }
     if (failed) {
         free(rr);
-        return 1;
+        return failed;
     }
     double med[MAX_MODES][NUM_FIELDS];
     for (int mi = 0; mi < M; mi++)
         for (int fi = 0; fi < NUM_FIELDS; fi++) med[mi][fi] = median_of(&rr[mi * R], R, fi);
+    /* the roofline's ceiling: CPU read bandwidth (parent), or the median over every measured
+     * process of its own device-to-device copy bandwidth */
+    double copy_med = NAN;
+    const char *gpu = "";
+    {
+        int fc = field_index("copy_gbps"), k = 0;
+        double *cv = malloc(sizeof(double) * (size_t)(R * M));
+        for (int i = 0; cv && i < R * M; i++) {
+            if (rr[i].ok && rr[i].v[fc] > 0) cv[k++] = rr[i].v[fc];
+            if (rr[i].ok && rr[i].gpu[0]) gpu = rr[i].gpu;
+        }
+        if (k > 0) copy_med = pl_median(cv, k);
+        free(cv);
+    }
+    const char *ceil_key = cuda ? "copy_gbps" : "read_gbps";
+    const char *ceil_desc = cuda ? "device-to-device copy, bytes read + written, cudaMemcpyAsync of 2 GiB, median of 10; "
+                                   "median over the measured processes, each measuring its own"
+                                 : "CPU streaming read bandwidth, measured by the parent process";
+    const double ceil_gbps = cuda ? copy_med : ceil->read_gbps;
     int dense = -1;
     for (int mi = 0; mi < M; mi++)
         if (o->modes[mi] == PL_KV_DENSE) dense = mi;
@@ -852,9 +963,11 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
            o->dtype == PL_F32 ? "f32" : "bf16", t->num_requests, (long long)pl_trace_prompt_tokens(t),
            (long long)pl_trace_output_tokens(t), sha);
     printf("batch %d, prefill step %d, page size %d, warmup %d, medians of %d fresh processes per mode; "
-           "%d threads, OMP_WAIT_POLICY=%s; read ceiling %.1f GB/s\n\n", o->batch_size, o->prefill_step,
+           "%d threads, OMP_WAIT_POLICY=%s; read ceiling %.1f GB/s\n", o->batch_size, o->prefill_step,
            o->page_size, o->warmup, R, rr[0].threads, getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)",
            ceil->read_gbps);
+    if (cuda) printf("device cuda: %s, device-to-device copy %.1f GB/s (read + write)\n", *gpu ? gpu : "(unknown GPU)", copy_med);
+    printf("\n");
     printf("%-40s", "metric");
     for (int mi = 0; mi < M; mi++) printf(" %16s", pl_kv_mode_name(o->modes[mi]));
     if (dense >= 0)
@@ -883,18 +996,26 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
         printf("\n");
     }
     int step = field_index("decode_step_median_ms"), wb = field_index("weight_bytes");
-    printf("\ndecode step roofline (weights once per step at the read ceiling): %.2f ms",
-           ceil->read_gbps > 0 ? med[0][wb] / (ceil->read_gbps * 1e9) * 1e3 : NAN);
+    if (!cuda) {
+        printf("\ndecode step roofline (weights once per step at the read ceiling): %.2f ms",
+               ceil->read_gbps > 0 ? med[0][wb] / (ceil->read_gbps * 1e9) * 1e3 : NAN);
+        for (int mi = 0; mi < M; mi++)
+            printf("; %s at %.0f%%", pl_kv_mode_name(o->modes[mi]),
+                   100.0 * (med[0][wb] / (ceil->read_gbps * 1e9) * 1e3) / med[mi][step]);
+    }
+    int rf = field_index("decode_step_roofline_median_ms"), rx = field_index("decode_step_vs_roofline_median");
+    printf("\ndecode step vs its roofline ((weights + K/V read by the step) / %s ceiling %.1f GB/s):",
+           cuda ? "copy" : "read", ceil_gbps);
     for (int mi = 0; mi < M; mi++)
-        printf("; %s at %.0f%%", pl_kv_mode_name(o->modes[mi]),
-               100.0 * (med[0][wb] / (ceil->read_gbps * 1e9) * 1e3) / med[mi][step]);
+        printf("%s %s: step median %.3f ms, roofline median %.3f ms, median step/roofline %.2fx", mi ? ";" : "",
+               pl_kv_mode_name(o->modes[mi]), med[mi][step], med[mi][rf], med[mi][rx]);
     printf("\n");
     if (R > 1 && M > 1 && R % 2) printf("note: an odd repeat count does not balance the forward/reverse order\n");
     fflush(stdout);
 
     if (o->json_out) {
         pl_json_writer w;
-        FILE *f = json_begin(&w, o, "bench-serving", t, sha);
+        FILE *f = json_begin(&w, o, "bench-serving", t, sha, gpu);
         if (!f) {
             free(rr);
             return 1;
@@ -905,6 +1026,14 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
         pl_json_key(&w, "fma_f32_gflops"); pl_json_double(&w, ceil->fma_f32_gflops);
         pl_json_key(&w, "bf16_dot_gflops"); pl_json_double(&w, ceil->bf16_dot_gflops);
         pl_json_key(&w, "threads"); pl_json_int(&w, ceil->threads);
+        pl_json_key(&w, "copy_gbps"); pl_json_double(&w, copy_med);
+        pl_json_key(&w, "roofline_ceiling"); pl_json_string(&w, ceil_key);
+        pl_json_key(&w, "roofline_ceiling_gbps"); pl_json_double(&w, ceil_gbps);
+        pl_json_key(&w, "roofline_ceiling_description"); pl_json_string(&w, ceil_desc);
+        pl_json_key(&w, "decode_roofline");
+        pl_json_string(&w, "per decode step: (model weight bytes + sum over the step's rows of context tokens incl. the new "
+                           "one x K+V bytes per token over all layers) / roofline_ceiling_gbps; the medians report the "
+                           "median over steps of each process, then the median over processes");
         pl_json_end_object(&w);
         pl_json_key(&w, "execution_order");
         pl_json_begin_array(&w);
@@ -987,7 +1116,7 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
         for (int k = 0; k < M; k++) {
             int mi = b % 2 == 0 ? k : M - 1 - k;
             fprintf(stderr, "[%d/%d] %s at %.6g MiB\n", ++done, B * M, pl_kv_mode_name(o->modes[mi]), o->budgets_mib[b]);
-            if (spawn_child(o, o->modes[mi], o->budgets_mib[b], trace_path, result_path, &rr[b * M + mi]))
+            if (spawn_child(o, o->modes[mi], o->budgets_mib[b], 0.0, trace_path, result_path, &rr[b * M + mi]))
                 fprintf(stderr, "pagellm: (the %s run at %.6g MiB is recorded as failed)\n",
                         pl_kv_mode_name(o->modes[mi]), o->budgets_mib[b]);
         }
@@ -1009,7 +1138,10 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
         }
     if (o->json_out) {
         pl_json_writer w;
-        FILE *f = json_begin(&w, o, "bench-serving kv-budget sweep", t, sha);
+        const char *gpu = "";
+        for (int i = 0; i < B * M; i++)
+            if (rr[i].ok && rr[i].gpu[0]) gpu = rr[i].gpu;
+        FILE *f = json_begin(&w, o, "bench-serving kv-budget sweep", t, sha, gpu);
         if (!f) json_failed = 1;
         else {
             pl_json_key(&w, "kv_budget_sweep");

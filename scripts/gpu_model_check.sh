@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # GPU checks and benchmarks of the Qwen3 model on the CUDA backend, in one go, on a machine
 # with an NVIDIA GPU (H200): the backend op tests (test_cuda_backend), the model tests
-# (test_cuda_model: golden checkpoints, CPU vs CUDA synthetic models incl. qwen3-0.6b, the
+# (test_cuda_model: golden checkpoints, CPU vs CUDA synthetic models incl. qwen3-0.6b, graphed vs
+# eager decode, the
 # `pagellm logits --device cuda` CLI), the model benchmark (bench_model_cuda), and
 # compute-sanitizer memcheck on the op tests (time-limited) last.
 #
 # usage: scripts/gpu_model_check.sh [--bin DIR] [--shape NAME] [--bench-args "ARGS"] [--skip-sanitizer]
-#                                   [--serving]
+#                                   [--serving] [--serving-only] [--no-heavy]
 #   --bin DIR   prebuilt binaries (pagellm, test_cuda_backend, test_cuda_model,
 #               bench_model_cuda); DIR/../lib joins LD_LIBRARY_PATH. Default: build with CMake
 #               into build-gpu and compile bench/cuda/bench_model_cuda.c (needs nvcc, cmake).
 #   --shape     synthetic shape of the benchmark (default qwen3-4b)
-#   --serving   also `pagellm bench-serving --device cuda --kv-mode paged` on the seed trace
+#   --serving   also, after the benchmark: (a) `pagellm bench-serving --device cuda` on the seed trace,
+#               one run per KV mode of "paged paged-gather dense" (a mode the CUDA engine refuses is
+#               recorded as skipped), (c) the transformers generate anchor on the seed trace
+#               (bench/anchors_torch.py serving) and compare-serving, then (b) the heavier trace
+#               (256 requests, batch 64, prompts 128-2048, outputs 64-512, paged); ~5-6 minutes
+#   --serving-only  only the serving steps (no tests, model benchmark or sanitizer; implies --serving)
+#   --no-heavy  leave out (b)
 # cuBLAS is taken from the machine (CUDA toolkit or the nvidia-cublas Python wheel).
 # Logs and JSON go to $OUT when set, else out/gpu_model_check. Nonzero exit if a step failed.
 set -u
@@ -19,7 +26,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 LOG="${OUT:-$ROOT/out/gpu_model_check}"
 mkdir -p "$LOG"
-BIN="" SHAPE=qwen3-4b BENCH_ARGS="" SAN=1 SERVING=0
+BIN="" SHAPE=qwen3-4b BENCH_ARGS="" SAN=1 SERVING=0 SERVING_ONLY=0 HEAVY=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) BIN="$2"; shift ;;
@@ -27,7 +34,9 @@ while [ $# -gt 0 ]; do
     --bench-args) BENCH_ARGS="$2"; shift ;;
     --skip-sanitizer) SAN=0 ;;
     --serving) SERVING=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --serving-only) SERVING=1; SERVING_ONLY=1; SAN=0 ;;
+    --no-heavy) HEAVY=0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "gpu_model_check.sh: unknown flag '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -63,18 +72,65 @@ LD="$LIBS"
 export LD_LIBRARY_PATH="$LD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PAGELLM_ROOT="$ROOT" PAGELLM_BIN="$BIN/pagellm" OMP_WAIT_POLICY=passive
 
-timeout 60 env OMP_NUM_THREADS="$(nproc)" "$T/test_cuda_backend" > "$LOG/test_cuda_backend.log" 2>&1
-rc=$?; step test_cuda_backend $rc; tail -4 "$LOG/test_cuda_backend.log"
-timeout 90 env PL_CUDA_TEST_BIG=1 OMP_NUM_THREADS="$(nproc)" "$T/test_cuda_model" > "$LOG/test_cuda_model.log" 2>&1
-rc=$?; step test_cuda_model $rc; grep -E "argmax agrees|FAILED|failed" "$LOG/test_cuda_model.log" | tail -12
-# shellcheck disable=SC2086
-timeout 90 env OMP_NUM_THREADS="$(nproc)" "$BIN/bench_model_cuda" --shape "$SHAPE" --json "$LOG/bench_model_cuda.json" $BENCH_ARGS \
-  > "$LOG/bench_model_cuda.txt" 2>&1
-rc=$?; step "bench_model_cuda $SHAPE" $rc; cat "$LOG/bench_model_cuda.txt"
+if [ $SERVING_ONLY -eq 0 ]; then
+  timeout 60 env OMP_NUM_THREADS="$(nproc)" "$T/test_cuda_backend" > "$LOG/test_cuda_backend.log" 2>&1
+  rc=$?; step test_cuda_backend $rc; tail -4 "$LOG/test_cuda_backend.log"
+  timeout 90 env PL_CUDA_TEST_BIG=1 OMP_NUM_THREADS="$(nproc)" "$T/test_cuda_model" > "$LOG/test_cuda_model.log" 2>&1
+  rc=$?; step test_cuda_model $rc; grep -E "argmax agrees|graphs|FAILED|failed" "$LOG/test_cuda_model.log" | tail -14
+  if [ -x "$T/test_cuda_engine" ]; then
+    timeout 120 env OMP_NUM_THREADS="$(nproc)" "$T/test_cuda_engine" > "$LOG/test_cuda_engine.log" 2>&1
+    rc=$?; step test_cuda_engine $rc; grep -E "agree|FAILED|failed|checks" "$LOG/test_cuda_engine.log" | tail -12
+  fi
+  # shellcheck disable=SC2086
+  timeout 90 env OMP_NUM_THREADS="$(nproc)" "$BIN/bench_model_cuda" --shape "$SHAPE" --json "$LOG/bench_model_cuda.json" $BENCH_ARGS \
+    > "$LOG/bench_model_cuda.txt" 2>&1
+  rc=$?; step "bench_model_cuda $SHAPE" $rc; cat "$LOG/bench_model_cuda.txt"
+fi
 if [ $SERVING -eq 1 ]; then
-  timeout 240 "$BIN/pagellm" bench-serving --device cuda --kv-mode paged --shape "$SHAPE" --repeats 1 \
-    --json-output "$LOG/bench_serving_cuda.json" > "$LOG/bench_serving_cuda.txt" 2>&1
-  rc=$?; step "bench-serving cuda $SHAPE" $rc; tail -15 "$LOG/bench_serving_cuda.txt"
+  # (a) the seed trace (bench-serving defaults: 16 requests, batch 4, prompts 128-1024, outputs
+  # 32-128), one process per KV mode; exit status 3 = the mode is not supported on CUDA.
+  for mode in paged paged-gather dense; do
+    out="$LOG/bench_serving_cuda_$mode"
+    timeout 150 "$BIN/pagellm" bench-serving --device cuda --kv-mode "$mode" --shape "$SHAPE" --repeats 1 \
+      --json-output "$out.json" > "$out.txt" 2>&1
+    rc=$?
+    if [ $rc -eq 3 ] || grep -q "is not supported on --device cuda" "$out.txt"; then
+      SUMMARY+=("$(printf '%-28s %s' "bench-serving cuda $mode" "skipped (KV mode not supported on CUDA)")")
+    else
+      step "bench-serving cuda $mode" $rc
+    fi
+    [ $rc -eq 124 ] && echo "bench-serving cuda $mode: timed out (150 s)"
+    grep -E "^trace:|not supported|^device cuda|^output tok/s|^decode step|^roofline ceiling" "$out.txt"
+  done
+  # (c) transformers generate on the same (seed) trace, then the ratio against the target
+  if python3 -c 'import torch, transformers' > /dev/null 2>&1; then
+    seed_json="$LOG/bench_serving_cuda_paged.json"
+    trace_args=()
+    [ -s "$seed_json" ] && trace_args=(--trace "$seed_json")
+    timeout 240 python3 "$ROOT/bench/anchors_torch.py" serving --shape "$SHAPE" ${trace_args[@]+"${trace_args[@]}"} \
+      --json-output "$LOG/anchor_serving.json" > "$LOG/anchor_serving.txt" 2>&1
+    rc=$?; step "transformers anchor $SHAPE" $rc; tail -8 "$LOG/anchor_serving.txt"
+    if [ $rc -eq 0 ] && [ -s "$seed_json" ]; then
+      python3 "$ROOT/bench/anchors_torch.py" compare-serving "$seed_json" "$LOG/anchor_serving.json" \
+        > "$LOG/compare_serving.txt" 2>&1
+      rc=$?; cat "$LOG/compare_serving.txt"
+      if [ $rc -eq 0 ]; then SUMMARY+=("$(printf '%-28s %s' "compare-serving" "ok: >= 10x transformers met")")
+      elif [ $rc -eq 3 ]; then SUMMARY+=("$(printf '%-28s %s' "compare-serving" "ran; >= 10x target missed")")
+      else step compare-serving $rc; fi
+    fi
+  else
+    SUMMARY+=("$(printf '%-28s %s' "transformers anchor" "skipped (python3 cannot import torch + transformers)")")
+  fi
+  # (b) the heavier trace: batch 64, 256 requests, prompts 128-2048, outputs 64-512
+  if [ $HEAVY -eq 1 ]; then
+    out="$LOG/bench_serving_cuda_heavy"
+    timeout 300 "$BIN/pagellm" bench-serving --device cuda --kv-mode paged --shape "$SHAPE" --repeats 1 \
+      --num-seqs 256 --batch-size 64 --min-input-len 128 --max-input-len 2048 --min-output-len 64 \
+      --max-output-len 512 --json-output "$out.json" > "$out.txt" 2>&1
+    rc=$?; step "bench-serving cuda heavy" $rc
+    [ $rc -eq 124 ] && echo "bench-serving cuda heavy: timed out (300 s)"
+    grep -E "^trace:|^device cuda|^output tok/s|^decode step|^roofline ceiling" "$out.txt"
+  fi
 fi
 if [ $SAN -eq 1 ] && command -v compute-sanitizer > /dev/null; then
   timeout 40 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$T/test_cuda_backend" > "$LOG/sanitizer_memcheck.log" 2>&1

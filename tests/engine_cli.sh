@@ -31,6 +31,33 @@ check "grep -q '\"medians\"' '$tmp/out.json'"
 check "grep -q '\"request_trace_sha256\"' '$tmp/out.json'"
 check "grep -q '\"cpu_model\"' '$tmp/out.json'"
 check "grep -q '</svg>' '$tmp/out.svg'"
+# the per-step decode roofline (weights + K/V read) at the read ceiling: table line, JSON keys, values
+check "grep -q 'decode step vs its roofline' '$tmp/table'"
+check "grep -q 'decode step / its roofline, median' '$tmp/table'"
+for k in decode_step_roofline_median_ms decode_step_vs_roofline_median decode_step_kv_bytes_median roofline_gbps; do
+    check "grep -Eq '\"$k\": [0-9]' '$tmp/out.json'"
+done
+check "grep -q '\"roofline_ceiling\": \"read_gbps\"' '$tmp/out.json'"
+check "grep -q '\"copy_gbps\": null' '$tmp/out.json'"
+# the transformers anchor's trace (bench/anchors_torch.py, no torch needed for this part):
+# loaded from the JSON and regenerated from the flags, both with pagellm's sha256
+root=${PAGELLM_ROOT:-.}
+if command -v python3 >/dev/null; then
+    pysha=$(grep -o '"request_trace_sha256": *"[0-9a-f]*"' "$tmp/out.json" | head -1 | grep -o '[0-9a-f]\{64\}')
+    python3 "$root/bench/anchors_torch.py" trace --trace "$tmp/out.json" >"$tmp/py1" 2>&1
+    check "grep -q 'sha256 $pysha' '$tmp/py1'"
+    python3 "$root/bench/anchors_torch.py" trace --shape tiny-untied --num-seqs 3 --min-input-len 16 \
+        --max-input-len 48 --min-output-len 2 --max-output-len 5 >"$tmp/py2" 2>&1
+    check "grep -q 'sha256 $pysha' '$tmp/py2'"
+    python3 "$root/bench/anchors_torch.py" trace --shape qwen3-4b >"$tmp/py3" 2>&1
+    check "grep -q 'sha256 59edc851c5baec49e41a65de2ed239533b8c1974fbe407e1063ddc1f41502ed5' '$tmp/py3'"
+    python3 "$root/bench/anchors_torch.py" serving --trace "$tmp/out.json" --shape tiny-untied --dry-run >"$tmp/py4" 2>&1
+    check "grep -q 'plan: 2 batches' '$tmp/py4'"
+    printf '{"request_trace_sha256": "%s", "output_tok_s": 1.0, "wall_s": 9.0, "batch_size": 2}\n' "$pysha" >"$tmp/an.json"
+    python3 "$root/bench/anchors_torch.py" compare-serving "$tmp/out.json" "$tmp/an.json" >"$tmp/py5" 2>&1
+    check '[ $? -eq 0 ]'
+    check "grep -q 'x transformers' '$tmp/py5'"
+fi
 sha=$(grep -o '"request_trace_sha256":"[0-9a-f]*"' "$tmp/trace.json" | cut -d'"' -f4)
 "$bin" bench-serving $small --kv-mode paged --repeats 1 --trace "$tmp/trace.json" --json-output "$tmp/out2.json" \
     >/dev/null 2>"$tmp/log2"

@@ -79,4 +79,20 @@ static inline int run_trace(pl_model *model, const pl_engine_config *cfg, const 
     return rc;
 }
 
+/* The capped-budget preemption scenario shared by the CPU and GPU engine tests: its trace,
+ * the longest request (prompt + output), and the K+V bytes of one token in one layer for
+ * activations of elem bytes. */
+static inline int budget_trace(const pl_model_config *mc, size_t elem, pl_trace *t, int *max_len, size_t *token_bytes,
+                               char *err, size_t err_len) {
+    pl_trace_config tc = {5, 24, 72, 6, 20, mc->vocab_size, mc->eos_ids[0], 3};
+    int rc = pl_trace_generate(&tc, t, err, err_len);
+    if (rc) return rc;
+    *max_len = 0;
+    for (int i = 0; i < t->num_requests; i++)
+        if (t->requests[i].prompt_len + t->requests[i].max_new_tokens > *max_len)
+            *max_len = t->requests[i].prompt_len + t->requests[i].max_new_tokens;
+    *token_bytes = 2 * (size_t)mc->num_kv_heads * mc->head_dim * elem;
+    return PL_OK;
+}
+
 #endif

@@ -35,7 +35,7 @@ int main(void) {
 
     run_out r[3];
     for (int mode = 0; mode < 3; mode++) {
-        pl_engine_config ec = {(pl_kv_mode)mode, 3, 64, 32, 0, 0};
+        pl_engine_config ec = {(pl_kv_mode)mode, 3, 64, 32, 0, 0, 0};
         CHECK_OK(run_trace(model, &ec, &t, &r[mode], err, sizeof err), err);
         run_out *o = &r[mode];
         CHECK_MSG(o->finished == t.num_requests && o->duplicates == 0, "mode %d: %d finished, %d duplicates", mode,

@@ -14,25 +14,21 @@ static int same_tokens(const run_out *a, const run_out *b, int i) {
 static void test_budget_preemption(pl_model *model) {
     char err[512];
     const pl_model_config *mc = pl_model_get_config(model);
-    pl_trace_config tc = {5, 24, 72, 6, 20, mc->vocab_size, mc->eos_ids[0], 3};
     pl_trace t;
-    CHECK_OK(pl_trace_generate(&tc, &t, err, sizeof err), err);
     int max_len = 0;
-    for (int i = 0; i < t.num_requests; i++)
-        if (t.requests[i].prompt_len + t.requests[i].max_new_tokens > max_len)
-            max_len = t.requests[i].prompt_len + t.requests[i].max_new_tokens;
+    size_t token_bytes = 0;
+    CHECK_OK(budget_trace(mc, 4, &t, &max_len, &token_bytes, err, sizeof err), err);
     const int ps = 16;
-    size_t token_bytes = 2 * (size_t)mc->num_kv_heads * mc->head_dim * 4;
     size_t page_all_layers = token_bytes * ps * (size_t)mc->num_layers;
     int need_pages = (max_len + ps - 1) / ps + 1;
 
     run_out ref;
-    pl_engine_config ec = {PL_KV_PAGED, 4, 32, ps, 0, 0};
+    pl_engine_config ec = {PL_KV_PAGED, 4, 32, ps, 0, 0, 0};
     CHECK_OK(run_trace(model, &ec, &t, &ref, err, sizeof err), err);
 
     for (int mode = 0; mode < 3; mode++) {
         run_out o;
-        pl_engine_config cc = {(pl_kv_mode)mode, 4, 32, ps, 0, 0};
+        pl_engine_config cc = {(pl_kv_mode)mode, 4, 32, ps, 0, 0, 0};
         /* room for the longest request plus a little: 4 slots cannot all fit. Dense also holds
          * the padded decode batch (all 4 slots x the longest context) */
         cc.kv_budget_bytes = mode == PL_KV_DENSE ? (size_t)(6 * max_len) * token_bytes * (size_t)mc->num_layers
@@ -56,7 +52,7 @@ static void test_budget_preemption(pl_model *model) {
     /* a budget below one request: that request ends with an error, the others still run */
     {
         run_out o;
-        pl_engine_config cc = {PL_KV_PAGED, 2, 32, ps, 0, 0};
+        pl_engine_config cc = {PL_KV_PAGED, 2, 32, ps, 0, 0, 0};
         cc.kv_budget_bytes = 2 * page_all_layers; /* 32 tokens */
         CHECK_OK(run_trace(model, &cc, &t, &o, err, sizeof err), err);
         CHECK(o.finished == t.num_requests);
@@ -95,7 +91,7 @@ static void test_random_sequences(pl_model *model) {
     for (int round = 0; round < 6; round++) {
         pl_kv_mode mode = (pl_kv_mode)(round % 3);
         int capped = round >= 3;
-        pl_engine_config ec = {mode, 1 + round % 3, 8 + 8 * (round % 4), 8, 0, 0};
+        pl_engine_config ec = {mode, 1 + round % 3, 8 + 8 * (round % 4), 8, 0, 0, 0};
         /* 12 pages of 8 tokens: one request (<= 48 tokens) always fits, four at once do not */
         if (capped) ec.kv_budget_bytes = (size_t)12 * 8 * 2 * mc->num_kv_heads * mc->head_dim * 4 * mc->num_layers;
         pl_engine *e = NULL;
@@ -178,7 +174,7 @@ static void test_finish_reasons(pl_model *model) {
     const pl_model_config *mc = pl_model_get_config(model);
     int32_t prompt[24];
     for (int i = 0; i < 24; i++) prompt[i] = (int32_t)(300 + 17 * i);
-    pl_engine_config ec = {PL_KV_PAGED, 2, 8, 8, 0, 30};
+    pl_engine_config ec = {PL_KV_PAGED, 2, 8, 8, 0, 30, 0};
     pl_engine *e = NULL;
     CHECK_OK(pl_engine_create(model, &ec, &e, err, sizeof err), err);
     if (!e) return;
@@ -229,7 +225,7 @@ static void test_finish_reasons(pl_model *model) {
     pl_request_result_free(&base);
     pl_engine_destroy(e);
 
-    pl_engine_config badc = {PL_KV_PAGED, 0, 8, 8, 0, 0};
+    pl_engine_config badc = {PL_KV_PAGED, 0, 8, 8, 0, 0, 0};
     CHECK_ERR(pl_engine_create(model, &badc, &e, err, sizeof err), PL_ERR_INVALID, "batch_size", err);
     badc.batch_size = 2;
     badc.prefill_step = 0;

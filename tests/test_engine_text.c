@@ -12,7 +12,7 @@ static char err[512];
 
 /* Runs one request alone in a fresh engine; returns its tokens (malloc'ed) and count. */
 static int32_t *run_one(pl_model *m, const pl_tokenizer *tok, const pl_request_params *p, int *n) {
-    pl_engine_config cfg = {PL_KV_PAGED, 2, 8, 16, 0, 0};
+    pl_engine_config cfg = {PL_KV_PAGED, 2, 8, 16, 0, 0, 0};
     pl_engine *e = NULL;
     *n = -1;
     CHECK_OK(pl_engine_create(m, &cfg, &e, err, sizeof err), err);
@@ -50,7 +50,7 @@ int main(void) {
     p.max_new_tokens = 5;
     p.ignore_eos = 1;
     /* no tokenizer: refused */
-    pl_engine_config cfg = {PL_KV_PAGED, 2, 8, 16, 0, 0};
+    pl_engine_config cfg = {PL_KV_PAGED, 2, 8, 16, 0, 0, 0};
     pl_engine *e = NULL;
     CHECK_OK(pl_engine_create(m, &cfg, &e, err, sizeof err), err);
     CHECK_ERR(pl_engine_submit(e, &p, NULL, err, sizeof err), PL_ERR_INVALID, "no tokenizer", err);

@@ -10,9 +10,10 @@
  *       build-cudamodel/libpagellm.a -L/usr/local/cuda/lib64 -lcudart_static -lcublas -lcublasLt \
  *       -lcjson -lpcre2-8 -lutf8proc -lstdc++ -lm -ldl -lpthread -lrt -o bench_model_cuda
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
- *                         [--chunk 1024] [--json FILE] */
+ *                         [--chunk 1024] [--json FILE] [--only decode|prefill] */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "base/timing.h"
 #include "cuda/backend_cuda.h"
 #include "model/model_internal.h"
+#include "pagellm/cuda.h"
 #include "pagellm/model.h"
 
 #define CK(x)                                                                           \
@@ -32,28 +34,6 @@
             exit(1);                                                                    \
         }                                                                               \
     } while (0)
-
-static double copy_gbps(void) {
-    size_t n = (size_t)2 << 30;
-    void *a, *b;
-    CK(cudaMalloc(&a, n));
-    CK(cudaMalloc(&b, n));
-    CK(cudaMemset(a, 1, n));
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0), cudaEventCreate(&e1);
-    double t[10];
-    for (int i = -2; i < 10; i++) {
-        cudaEventRecord(e0, 0);
-        CK(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, 0));
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (i >= 0) t[i] = ms / 1e3;
-    }
-    cudaFree(a), cudaFree(b);
-    return 2.0 * (double)n / pl_median(t, 10) / 1e9;
-}
 
 /* bf16 GEMM [M, K] x [K, N] through cuBLAS, f32 accumulation, random data */
 static double gemm_tflops(int M, int N, int K) {
@@ -94,12 +74,14 @@ static double gemm_tflops(int M, int N, int K) {
 int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
+    const char *only = "";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i]; /* decode | prefill (for profilers) */
         else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
             nb = 0;
             for (char *t = strtok(argv[++i], ","); t && nb < 16; t = strtok(NULL, ",")) batches[nb++] = atoi(t);
@@ -119,7 +101,12 @@ int main(int argc, char **argv) {
     }
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
-    double bw = copy_gbps(), tf = gemm_tflops(8192, 8192, 8192);
+    double bw = pl_cuda_measure_copy_gbps(0, 0, NULL, 0, err, sizeof err);
+    if (bw <= 0) {
+        fprintf(stderr, "bench_model_cuda: copy ceiling: %s\n", err);
+        return 1;
+    }
+    double tf = gemm_tflops(8192, 8192, 8192);
     printf("device: %s, %d SMs; copy %.0f GB/s (read + write); cuBLAS bf16 GEMM 8192^3 %.1f TFLOP/s\n", prop.name,
            prop.multiProcessorCount, bw, tf);
     pl_model_options o = {PL_BF16, PL_DEVICE_CUDA, 0, 0};
@@ -142,19 +129,25 @@ int main(int argc, char **argv) {
     int ntok = (context > chunk ? context : chunk) * maxb;
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)ntok);
     for (int i = 0; i < ntok; i++) toks[i] = (int32_t)((i * 7919 + 13) % c->vocab_size);
-    double *times = malloc(sizeof(double) * (size_t)steps);
+    double *times = malloc(sizeof(double) * (size_t)steps), *times_logits = malloc(sizeof(double) * (size_t)steps);
+    int32_t *sampled = malloc(sizeof(int32_t) * (size_t)maxb);
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (jf)
         fprintf(jf, "{\"device\": \"%s\", \"copy_gbps\": %.1f, \"gemm_tflops\": %.2f, \"gemm_chunk_tflops\": %.2f, \"shape\": \"%s\", "
                     "\"weight_bytes\": %zu, \"decode\": [",
                 prop.name, bw, tf, tf_chunk, shape, wbytes);
-    printf("%-8s %8s %12s %10s %12s %10s %10s\n", "batch", "context", "step ms", "tok/s", "roofline ms", "x roofline", "GB/s");
+    printf("decode step = pl_model_forward_sample (greedy on the device, token ids back); last column: the same step\n"
+           "returning f32 logits of every row to the host (pl_model_forward)\n");
+    printf("%-8s %8s %12s %10s %12s %10s %10s %16s\n", "batch", "context", "step ms", "tok/s", "roofline ms", "x roofline", "GB/s",
+           "logits-step ms");
     int rc = 0;
     size_t kv_tok = (size_t)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;
-    for (int k = 0; k < nb && !rc; k++) {
+    for (int k = 0; k < nb && !rc && strcmp(only, "prefill"); k++) {
         int B = batches[k];
         pl_kv_pools pools;
-        if ((rc = pl_model_create_pools(m, 128, PL_POOL_GROWABLE, 0, &pools, err, sizeof err))) break;
+        /* capped pools sized up front, as a server holds them: no growth inside the timing */
+        const int dpages = B * ((context + 2 * steps + 8) / 128 + 2);
+        if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
         pl_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
         pl_kv_seq **sp = malloc(sizeof *sp * (size_t)B);
         int *lens = malloc(sizeof(int) * (size_t)B), *pos = malloc(sizeof(int) * (size_t)B);
@@ -167,22 +160,35 @@ int main(int argc, char **argv) {
             rc = pl_model_forward(m, &fb, logits, err, sizeof err);
         }
         for (int b = 0; b < B; b++) lens[b] = 1;
-        for (int s = -3; s < steps && !rc; s++) {
-            for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
-            pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
-            double ts = pl_now_seconds();
-            rc = pl_model_forward(m, &fb, logits, err, sizeof err);
-            if (s >= 0) times[s] = pl_now_seconds() - ts;
+        /* The serving step (greedy tokens sampled on the device, ids back), then the same
+         * step returning f32 logits of every row to the host. */
+        double st_logits = 0;
+        for (int mode = 0; mode < 2 && !rc; mode++) {
+            for (int s = -3; s < steps && !rc; s++) {
+                for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
+                pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
+                double ts = pl_now_seconds();
+                if (mode == 0 && s == steps - 1) cudaProfilerStart(); /* `ncu --profile-from-start off`: one serving step */
+                rc = mode == 0 ? pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err)
+                               : pl_model_forward(m, &fb, logits, err, sizeof err);
+                if (mode == 0 && s == steps - 1) cudaProfilerStop();
+                if (s >= 0) (mode == 0 ? times : times_logits)[s] = pl_now_seconds() - ts;
+            }
         }
         if (!rc) {
+            long gc, gr, gx;
+            pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);
+            fprintf(stderr, "batch %d: CUDA graphs so far: %ld captured, %ld replayed, %ld steps redone eagerly\n", B, gc, gr, gx);
             double st = pl_median(times, steps);
-            double kvb = (double)B * (context + steps / 2.0) * kv_tok;
+            st_logits = pl_median(times_logits, steps);
+            double kvb = (double)B * (context + steps) * kv_tok;
             double roof = (wbytes + kvb) / (bw * 1e9);
-            printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f\n", B, context, st * 1e3, B / st, roof * 1e3, st / roof,
-                   (wbytes + kvb) / st / 1e9);
+            printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f %16.3f\n", B, context, st * 1e3, B / st, roof * 1e3, st / roof,
+                   (wbytes + kvb) / st / 1e9, st_logits * 1e3);
             if (jf)
-                fprintf(jf, "%s{\"batch\": %d, \"context\": %d, \"step_ms\": %.4f, \"tok_s\": %.1f, \"roofline_ms\": %.4f}", k ? ", " : "", B,
-                        context, st * 1e3, B / st, roof * 1e3);
+                fprintf(jf, "%s{\"batch\": %d, \"context\": %d, \"step_ms\": %.4f, \"tok_s\": %.1f, \"roofline_ms\": %.4f, "
+                            "\"step_logits_to_host_ms\": %.4f}",
+                        k ? ", " : "", B, context, st * 1e3, B / st, roof * 1e3, st_logits * 1e3);
         }
         for (int b = 0; b < B; b++) pl_kv_seq_destroy(&seqs[b]);
         pl_kv_pools_destroy(&pools);
@@ -190,17 +196,19 @@ int main(int argc, char **argv) {
     }
     if (jf) fprintf(jf, "], \"prefill\": [");
     /* prefill: one sequence, three chunks, the first is warm-up */
-    if (!rc) {
+    if (!rc && strcmp(only, "decode")) {
         pl_kv_pools pools;
         pl_kv_seq seq;
-        if (!(rc = pl_model_create_pools(m, 128, PL_POOL_GROWABLE, 0, &pools, err, sizeof err))) {
+        if (!(rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, 3 * chunk / 128 + 2, &pools, err, sizeof err))) {
             if (!(rc = pl_kv_seq_init(&seq, &pools, err, sizeof err))) {
                 pl_kv_seq *sp = &seq;
                 for (int i = 0; i < 3 && !rc; i++) {
                     int p = pl_kv_seq_offset(&seq), len = chunk;
                     pl_forward_batch fb = {1, toks, &len, &p, &sp, NULL, 0};
                     double ts = pl_now_seconds();
+                    if (i == 2) cudaProfilerStart();
                     rc = pl_model_forward(m, &fb, logits, err, sizeof err);
+                    if (i == 2) cudaProfilerStop();
                     double s = pl_now_seconds() - ts;
                     double H = c->hidden_size, qd = (double)c->num_heads * c->head_dim, kd = (double)c->num_kv_heads * c->head_dim;
                     double lin = 2.0 * c->num_layers * (H * (qd + 2 * kd) + qd * H + 3.0 * H * c->intermediate_size) * len;
@@ -221,13 +229,12 @@ int main(int argc, char **argv) {
     if (jf) fprintf(jf, "]");
     /* The four projections of one layer through the backend's matmul alone (cuBLAS), times
      * the layer count: the GEMM share of a decode step and of a prefill chunk. */
-    if (!rc) {
+    if (!rc && !only[0]) {
         const pl_layer_weights *lw = &m->layers[0];
         const void *ws[4] = {lw->qkv, lw->o, lw->gate_up, lw->down};
         int ks[4] = {c->hidden_size, c->num_heads * c->head_dim, c->hidden_size, c->intermediate_size};
         int ns[4] = {c->num_heads * c->head_dim + 2 * c->num_kv_heads * c->head_dim, c->hidden_size, 2 * c->intermediate_size,
                      c->hidden_size};
-        int rows_list[4] = {1, 4, 64, chunk};
         void *x = m->ops->alloc(m->bctx, (size_t)chunk * 2 * c->intermediate_size * 2);
         void *y = m->ops->alloc(m->bctx, (size_t)chunk * 2 * c->intermediate_size * 2);
         cudaStream_t st = (cudaStream_t)pl_cuda_backend_stream(m->bctx);
@@ -235,8 +242,13 @@ int main(int argc, char **argv) {
         cudaEvent_t e0, e1;
         cudaEventCreate(&e0), cudaEventCreate(&e1);
         if (jf) fprintf(jf, ", \"gemm_layers_ms\": {");
-        for (int ri = 0; ri < 4 && x && y; ri++) {
-            int M = rows_list[ri];
+        /* (rows, skinny-GEMM mode): the default kernels at 1/4/64/chunk rows, then cuBLAS and
+         * the CUDA-core kernel at decode sizes */
+        static const int plan[][2] = {{1, 1}, {4, 1}, {64, 1}, {0, 1}, {1, 0}, {4, 0}, {64, 0}, {1, 2}, {4, 2}};
+        static const char *mode_name[3] = {" (cuBLAS)", "", " (CUDA-core kernel)"};
+        for (int ri = 0; ri < 9 && x && y; ri++) {
+            const int M = plan[ri][0] ? plan[ri][0] : chunk, gm = plan[ri][1], blas_only = gm != 1;
+            pl_cuda_backend_use_gemv(m->bctx, gm);
             double tot = 0, flops = 0;
             for (int g = 0; g < 4; g++) {
                 double t[10];
@@ -252,16 +264,20 @@ int main(int argc, char **argv) {
                 tot += pl_median(t, 10);
                 flops += 2.0 * M * (double)ns[g] * ks[g];
             }
-            printf("GEMMs alone, %d rows: %.3f ms per step (%d layers; %.1f TFLOP/s)\n", M, tot * c->num_layers * 1e3, c->num_layers,
-                   flops / tot / 1e12);
-            if (jf) fprintf(jf, "%s\"%d\": %.4f", ri ? ", " : "", M, tot * c->num_layers * 1e3);
+            const double wb = 2.0 * ((double)ns[0] * ks[0] + (double)ns[1] * ks[1] + (double)ns[2] * ks[2] + (double)ns[3] * ks[3]);
+            printf("GEMMs alone%s, %d rows: %.3f ms per step (%d layers; %.1f TFLOP/s; weights at %.0f GB/s)\n",
+                   mode_name[gm], M, tot * c->num_layers * 1e3, c->num_layers, flops / tot / 1e12, wb / tot / 1e9);
+            if (jf)
+                fprintf(jf, "%s\"%d%s\": %.4f", ri ? ", " : "", M, !blas_only ? "" : gm ? "_fma" : "_cublas",
+                        tot * c->num_layers * 1e3);
         }
+        pl_cuda_backend_use_gemv(m->bctx, 1);
         if (jf) fprintf(jf, "}");
         m->ops->free(m->bctx, x);
         m->ops->free(m->bctx, y);
     }
     /* device sampling of maxb rows of the vocab (top-k 50, top-p 0.9, temperature 0.8) */
-    if (!rc) {
+    if (!rc && !only[0]) {
         pl_cuda_backend *b = NULL;
         if (!pl_cuda_backend_create(PL_BF16, 0, &b, err, sizeof err)) {
             float *d;
@@ -291,7 +307,7 @@ int main(int argc, char **argv) {
     }
     if (jf) fprintf(jf, "}\n"), fclose(jf);
     if (rc) fprintf(stderr, "bench_model_cuda: %s\n", err);
-    free(logits), free(toks), free(times);
+    free(logits), free(toks), free(times), free(times_logits), free(sampled);
     pl_model_free(m);
     return rc ? 1 : 0;
 }

@@ -54,6 +54,16 @@ int pl_kv_append_cuda(pl_dtype dtype, int num_tokens, int num_kv_heads, int head
                       const int32_t *page_ids, const int32_t *slots, void *key_pages,
                       void *value_pages, void *cuda_stream, char *err, size_t err_len);
 
+/* The GPU memory ceiling of the benchmarks: device-to-device copy bandwidth of the current
+ * device in GB/s, counting bytes read + bytes written (2 x bytes per copy / time). Times
+ * `reps` cudaMemcpyAsync copies of `bytes` on the default stream with CUDA events after two
+ * warm-up copies and returns the median (bytes 0 = 2 GiB, reps 0 = 10, at most 64); both
+ * buffers are freed before it returns. device_name (may be NULL) receives the GPU's name.
+ * On failure (no device, out of memory, any CUDA error; built without CUDA) it returns a
+ * value <= 0 and writes the message into err. */
+double pl_cuda_measure_copy_gbps(size_t bytes, int reps, char *device_name, size_t name_len, char *err,
+                                 size_t err_len);
+
 #ifdef __cplusplus
 }
 #endif

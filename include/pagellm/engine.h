@@ -90,6 +90,11 @@ typedef struct pl_engine_config {
      * preempts the most recently admitted running request. */
     size_t kv_budget_bytes;
     int max_seq_len;       /* prompt + generated bound, 0 = none */
+    /* A model on CUDA with kv_budget_bytes 0 (paged modes): capped pools of this fraction of
+     * the free device memory (after weights, less 2 GiB for workspaces), allocated up front
+     * as a GPU server does; 0 means 0.85. Growing device pools would stall the stream at
+     * every growth. */
+    double kv_budget_fraction;
 } pl_engine_config;
 
 typedef struct pl_request_params {
@@ -145,6 +150,9 @@ typedef struct pl_engine_metrics {
     /* decode step and decode completion gap samples, seconds */
     int num_step_samples, num_gap_samples;
     double *step_samples, *gap_samples; /* owned by the engine; valid until the next step */
+    /* beside step_samples[i]: the tokens that decode step's attention read, summed over its
+     * rows (each row's context including its new token); owned by the engine like them */
+    int64_t *step_context_tokens;
 } pl_engine_metrics;
 
 typedef struct pl_engine pl_engine;

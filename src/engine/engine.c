@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/timing.h"
+#include "cuda/backend_cuda.h"
 #include "engine/engine_internal.h"
 
 const char *pl_kv_mode_name(pl_kv_mode m) {
@@ -61,10 +62,6 @@ int pl_engine_create(pl_model *model, const pl_engine_config *cfg, pl_engine **o
         return pl_fail(err, err_len, PL_ERR_INVALID, "max_seq_len: must be >= 0, got %d", cfg->max_seq_len);
     if ((int)cfg->kv_mode < 0 || cfg->kv_mode > PL_KV_PAGED)
         return pl_fail(err, err_len, PL_ERR_INVALID, "kv_mode: unknown value %d", (int)cfg->kv_mode);
-    /* The comparison modes attend on the host; a CUDA model's K/V live on the device. */
-    if (pl_model_get_options(model)->device == PL_DEVICE_CUDA && cfg->kv_mode != PL_KV_PAGED)
-        return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "kv_mode: %s keeps K/V in host memory; a CUDA model runs paged only",
-                       pl_kv_mode_name(cfg->kv_mode));
     pl_engine *e = calloc(1, sizeof *e);
     if (!e) return pl_fail(err, err_len, PL_ERR_NOMEM, "engine: out of memory");
     e->model = model;
@@ -89,6 +86,19 @@ int pl_engine_create(pl_model *model, const pl_engine_config *cfg, pl_engine **o
             if (pages > 0x7fffffff) pages = 0x7fffffff;
             e->capped_pages = (int)pages;
             mode = PL_POOL_CAPPED;
+        } else if (pl_model_get_options(model)->device == PL_DEVICE_CUDA) {
+            if (cfg->kv_budget_fraction < 0 || cfg->kv_budget_fraction > 1) {
+                free(e);
+                return pl_fail(err, err_len, PL_ERR_INVALID, "kv_budget_fraction: %g must be in [0, 1]",
+                               cfg->kv_budget_fraction);
+            }
+            size_t per_page = e->token_bytes * (size_t)cfg->page_size * (size_t)e->mc.num_layers;
+            double frac = cfg->kv_budget_fraction > 0 ? cfg->kv_budget_fraction : 0.85;
+            if ((rc = pl_cuda_kv_budget_pages(per_page, 0, frac, 2048, &e->capped_pages, err, err_len)) != PL_OK) {
+                free(e);
+                return rc;
+            }
+            mode = PL_POOL_CAPPED;
         }
         rc = pl_model_create_pools(model, cfg->page_size, mode, e->capped_pages, &e->pools, err, err_len);
         if (rc != PL_OK) {
@@ -103,10 +113,11 @@ int pl_engine_create(pl_model *model, const pl_engine_config *cfg, pl_engine **o
     e->positions = calloc((size_t)B, sizeof(int));
     e->seqs = calloc((size_t)B, sizeof(pl_kv_seq *));
     e->cur = calloc((size_t)B, sizeof(pl_req *));
-    e->logits = malloc(sizeof(float) * (size_t)B * (size_t)e->mc.vocab_size);
+    e->samplers = malloc(sizeof(pl_sampler *) * (size_t)B);
+    e->toks = malloc(sizeof(int32_t) * (size_t)B);
     e->tok_cap = B > cfg->prefill_step ? B : cfg->prefill_step;
     e->tok_buf = malloc(sizeof(int32_t) * (size_t)e->tok_cap);
-    if (!e->slots || !e->chunk_lens || !e->positions || !e->seqs || !e->cur || !e->logits || !e->tok_buf) {
+    if (!e->slots || !e->chunk_lens || !e->positions || !e->seqs || !e->cur || !e->samplers || !e->toks || !e->tok_buf) {
         rc = pl_fail(err, err_len, PL_ERR_NOMEM, "engine: out of memory");
     } else {
         rc = pl_eng_modes_init(e, err, err_len);
@@ -150,9 +161,11 @@ void pl_engine_destroy(pl_engine *e) {
     free(e->positions);
     free(e->seqs);
     free(e->cur);
-    free(e->logits);
+    free(e->samplers);
+    free(e->toks);
     free(e->tok_buf);
     free(e->m.step_samples);
+    free(e->m.step_context_tokens);
     free(e->m.gap_samples);
     free(e);
 }
@@ -387,10 +400,6 @@ static pl_finish_reason accept_token(pl_engine *e, pl_req *r, int32_t t) {
     return PL_FINISH_NONE;
 }
 
-static int32_t sample(pl_req *r, const float *logits, int vocab) {
-    return r->sampler ? pl_sampler_sample(r->sampler, logits) : pl_argmax(logits, vocab);
-}
-
 /* ---- memory: reservation and preemption ------------------------------------------------ */
 
 static pl_req *newest_live(pl_engine *e) {
@@ -484,11 +493,12 @@ static int prefill_chunk(pl_engine *e, char *err, size_t err_len) {
                            e->cfg.kv_mode == PL_KV_PAGED ? NULL : &e->attend_ops, 0};
     e->cur[0] = r;
     e->phase_decode = 0;
-    rc = pl_model_forward(e->model, &fb, e->logits, err, err_len);
+    /* The LM head runs only for the chunk that ends the prompt. */
+    int32_t t = -1;
+    pl_sampler *smp = r->sampler;
+    rc = pl_model_forward_sample(e->model, &fb, &smp, r->offset + n == r->target ? &t : NULL, err, err_len);
     if (rc != PL_OK) return rc;
     r->offset += n;
-    int32_t t = -1;
-    if (r->offset == r->target) t = sample(r, e->logits, e->mc.vocab_size);
     double t1 = pl_now_seconds();
     e->m.prefill_seconds += t1 - t0;
     e->m.prompt_tokens += n;
@@ -583,17 +593,18 @@ static int decode_step(pl_engine *e, char *err, size_t err_len) {
     pl_forward_batch fb = {B, e->tok_buf, e->chunk_lens, e->positions, e->seqs,
                            e->cfg.kv_mode == PL_KV_PAGED ? NULL : &e->attend_ops, 0};
     e->phase_decode = 1;
-    rc = pl_model_forward(e->model, &fb, e->logits, err, err_len);
+    for (int s = 0; s < B; s++) e->samplers[s] = e->slots[s] ? e->slots[s]->sampler : NULL;
+    rc = pl_model_forward_sample(e->model, &fb, e->samplers, e->toks, err, err_len);
     e->phase_decode = 0;
     if (rc != PL_OK) return rc;
-    int32_t toks[4096];
-    for (int s = 0; s < B; s++)
-        if (e->slots[s]) toks[s] = sample(e->slots[s], e->logits + (size_t)s * e->mc.vocab_size, e->mc.vocab_size);
+    const int32_t *toks = e->toks;
     double t1 = pl_now_seconds();
     e->m.decode_seconds += t1 - t0;
     e->m.decode_calls++;
     e->m.decode_tokens += rows;
-    pl_eng_metrics_push_step(e, t1 - t0);
+    int64_t attended = 0; /* tokens the step's attention reads: each row's context incl. its new token */
+    for (int s = 0; s < B; s++) attended += e->chunk_lens[s] ? (int64_t)e->positions[s] + e->chunk_lens[s] : 0;
+    pl_eng_metrics_push_step(e, t1 - t0, attended);
     if (e->gap_chain) pl_eng_metrics_push_gap(e, t1 - e->last_decode_end);
     e->gap_chain = 1;
     e->last_decode_end = t1;

@@ -71,7 +71,8 @@ struct pl_engine {
     int *chunk_lens, *positions;
     pl_kv_seq **seqs;
     pl_req **cur;           /* request of each row of the current forward batch */
-    float *logits;          /* [batch_size, vocab] */
+    pl_sampler **samplers;  /* [batch_size] of the decode step (NULL: greedy) */
+    int32_t *toks;          /* [batch_size] its sampled tokens */
     pl_attend_ops attend_ops;
     int phase_decode;
 
@@ -85,10 +86,14 @@ struct pl_engine {
      * score rows of each thread (K/V are widened as they are read) */
     float *rq, *rmask, *rout, *rscores;
     size_t rq_cap, rmask_cap, rout_cap, rscores_cap;
+    /* A CUDA model in dense / paged-gather mode: the device side (src/cuda/kv_modes_cuda.h)
+     * that owns the device scratch; the dense caches and stage_k / stage_v then hold device
+     * memory from it. NULL on the CPU. */
+    struct pl_kvc *kvc;
 
     /* metrics */
     pl_engine_metrics m;
-    int steps_cap, gaps_cap;
+    int steps_cap, gaps_cap, step_ctx_cap;
     double last_decode_end;
     int gap_chain;
 };
@@ -105,7 +110,8 @@ size_t pl_eng_stage_bytes(const pl_engine *e);
 void pl_eng_stage_drop(pl_engine *e);
 
 /* metrics.c */
-int pl_eng_metrics_push_step(pl_engine *e, double seconds);
+/* One decode step: its time and the tokens its attention read (summed over its rows). */
+int pl_eng_metrics_push_step(pl_engine *e, double seconds, int64_t context_tokens);
 int pl_eng_metrics_push_gap(pl_engine *e, double seconds);
 void pl_eng_snapshot(pl_engine *e);
 void pl_eng_metrics_clear(pl_engine *e);

@@ -7,7 +7,11 @@
  *   paged-gather - the page pools are the storage; every call gathers the request's pages
  *                  back to dense K/V (decode: into the padded batch); the fused decode
  *                  operator when L <= 8 and S <= 256 (left-aligned, context lengths), else
- *                  the same readable attention with right-aligned padding and a mask. */
+ *                  the same readable attention with right-aligned padding and a mask.
+ * On a CUDA model (e->kvc set) the same logic runs on device memory through
+ * src/cuda/kv_modes_cuda.h: dense caches and padded batches in device memory, the copies and
+ * a readable f32 attention kernel on the backend's stream, the fused operator through the
+ * backend's paged_attention op; every byte counter counts the same things as on the CPU. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -15,7 +19,10 @@
 
 #include "base/bf16.h"
 
+#include "cuda/backend_cuda.h"
+#include "cuda/kv_modes_cuda.h"
 #include "engine/engine_internal.h"
+#include "model/model_internal.h"
 
 static void *grow(void **buf, size_t *cap, size_t bytes) {
     if (*cap >= bytes && *buf) return *buf;
@@ -40,14 +47,22 @@ int pl_eng_modes_init(pl_engine *e, char *err, size_t err_len) {
     e->ctx_lens = malloc(sizeof(int32_t) * (size_t)B);
     if (!e->stage_k || !e->stage_v || !e->stage_cap || !e->stage_bytes || !e->bt || !e->ctx_lens)
         return pl_fail(err, err_len, PL_ERR_NOMEM, "engine: out of memory for KV-mode state");
+    /* a CUDA model's activations (and the pools of paged-gather) are device memory */
+    if (pl_model_get_options(e->model)->device == PL_DEVICE_CUDA && e->cfg.kv_mode != PL_KV_PAGED)
+        return pl_kvc_create(pl_cuda_backend_stream(e->model->bctx), &e->kvc, err, err_len);
     return PL_OK;
 }
 
 void pl_eng_stage_drop(pl_engine *e) {
     if (!e->stage_k) return;
     for (int l = 0; l < e->mc.num_layers; l++) {
-        free(e->stage_k[l]);
-        free(e->stage_v[l]);
+        if (e->kvc) {
+            pl_kvc_free(e->kvc, e->stage_k[l]);
+            pl_kvc_free(e->kvc, e->stage_v[l]);
+        } else {
+            free(e->stage_k[l]);
+            free(e->stage_v[l]);
+        }
         e->stage_k[l] = e->stage_v[l] = NULL;
         e->stage_cap[l] = e->stage_bytes[l] = 0;
     }
@@ -55,6 +70,8 @@ void pl_eng_stage_drop(pl_engine *e) {
 
 void pl_eng_modes_free(pl_engine *e) {
     pl_eng_stage_drop(e);
+    pl_kvc_destroy(e->kvc); /* after every dense cache (requests go first) and the stage buffers */
+    e->kvc = NULL;
     free(e->stage_k);
     free(e->stage_v);
     free(e->stage_cap);
@@ -81,8 +98,13 @@ size_t pl_eng_stage_bytes(const pl_engine *e) {
 void pl_eng_dense_free(pl_engine *e, pl_req *r) {
     if (!r->dense) return;
     for (int l = 0; l < e->mc.num_layers; l++) {
-        free(r->dense[l].k);
-        free(r->dense[l].v);
+        if (e->kvc) {
+            pl_kvc_free(e->kvc, r->dense[l].k);
+            pl_kvc_free(e->kvc, r->dense[l].v);
+        } else {
+            free(r->dense[l].k);
+            free(r->dense[l].v);
+        }
         r->dense[l].k = r->dense[l].v = NULL;
         r->dense[l].len = 0;
     }
@@ -173,6 +195,8 @@ static int attention(const pl_engine *e, const pl_attend_call *call, int batch, 
     a.context_lens = ctx;
     a.out = out;
     a.schedule = PL_ATTN_AUTO;
+    /* CUDA: the backend's op uploads the host block table and context lengths */
+    if (e->kvc) return e->model->ops->paged_attention(e->model->bctx, &a, err, err_len);
     return pl_paged_attention(&a, err, err_len);
 }
 
@@ -528,11 +552,236 @@ static int attend_decode(pl_engine *e, const pl_attend_call *call, char *err, si
     return PL_OK;
 }
 
+/* ---- the same modes on a CUDA model ----
+ * q, k, v and out of the call are device memory; so are the dense caches, the padded batches
+ * (stage_k / stage_v), the gathered prefill K/V and the masks. Same layouts, same choices
+ * (use_fused, padding, masks) and the same counters as the host code above. */
+
+static int dev_grow(pl_engine *e, void **buf, size_t *cap, size_t bytes, char *err, size_t err_len) {
+    if (*cap >= bytes && *buf) return PL_OK;
+    size_t n = bytes < 64 ? 64 : bytes;
+    if (n < *cap + *cap / 2) n = *cap + *cap / 2; /* geometric, as grow() */
+    n = (n + 63) & ~(size_t)63;
+    void *p = NULL;
+    int rc = pl_kvc_alloc(e->kvc, n, &p, err, err_len);
+    if (rc != PL_OK) return rc;
+    pl_kvc_free(e->kvc, *buf); /* stream-ordered: earlier work may still read it */
+    *buf = p;
+    *cap = n;
+    return PL_OK;
+}
+
+/* dense_append on the device: new [H, len + n, D] buffers, old rows and the new rows copied
+ * by one kernel; the same growth bytes counted. */
+static int cu_dense_append(pl_engine *e, pl_dense_cache *c, const pl_attend_call *call, int row0, int n, char *err,
+                           size_t err_len) {
+    const int H = call->num_kv_heads, D = call->head_dim;
+    const size_t es = e->elem, row = (size_t)D * es;
+    const int old = c->len, len = old + n;
+    const size_t bytes = (size_t)H * (size_t)len * row;
+    void *k = NULL, *v = NULL;
+    int rc = pl_kvc_alloc(e->kvc, bytes, &k, err, err_len);
+    if (rc == PL_OK) rc = pl_kvc_alloc(e->kvc, bytes, &v, err, err_len);
+    const size_t src = (size_t)row0 * call->qkv_token_stride * es;
+    if (rc == PL_OK)
+        rc = pl_kvc_dense_append(e->kvc, es, H, D, old, n, c->k, c->v, (const char *)call->k + src,
+                                 (const char *)call->v + src, call->qkv_token_stride, k, v, err, err_len);
+    if (rc != PL_OK) {
+        pl_kvc_free(e->kvc, k);
+        pl_kvc_free(e->kvc, v);
+        return rc;
+    }
+    e->m.dense_growth_copy_bytes += (int64_t)old * (int64_t)e->token_bytes;
+    pl_kvc_free(e->kvc, c->k);
+    pl_kvc_free(e->kvc, c->v);
+    c->k = k;
+    c->v = v;
+    c->len = len;
+    return PL_OK;
+}
+
+/* store() of paged-gather on the device: every sequence's pages reserved (normally already
+ * done by the scheduler), then one launch writes all rows of the call into their page slots,
+ * then the caches commit. The pool of a layer is shared by every request. */
+static int cu_store_pages(pl_engine *e, const pl_attend_call *call, char *err, size_t err_len) {
+    int total = 0;
+    for (int i = 0; i < call->num_seqs; i++)
+        if (call->chunk_lens[i] > 0 && call->row_start[i] + call->chunk_lens[i] > total)
+            total = call->row_start[i] + call->chunk_lens[i];
+    if (!total) return PL_OK;
+    int32_t *ids = malloc(sizeof(int32_t) * 2 * (size_t)total);
+    if (!ids) return pl_fail(err, err_len, PL_ERR_NOMEM, "attend: out of memory");
+    int32_t *slots = ids + total;
+    for (int t = 0; t < total; t++) ids[t] = -1, slots[t] = 0; /* rows of no sequence: skipped */
+    pl_page_pool *pool = NULL;
+    int rc = PL_OK;
+    for (int i = 0; i < call->num_seqs && rc == PL_OK; i++) {
+        const int n = call->chunk_lens[i];
+        if (n <= 0) continue;
+        pl_seq_cache *c = &e->cur[i]->kv.layers[call->layer];
+        if (pool && c->pool != pool) {
+            rc = pl_fail(err, err_len, PL_ERR_INTERNAL, "attend: sequences of layer %d on different pools", call->layer);
+            break;
+        }
+        pool = c->pool;
+        if ((rc = pl_seq_cache_reserve(c, n, err, err_len)) != PL_OK) break;
+        const int ps = pl_page_pool_get_config(pool)->page_size;
+        for (int t = 0; t < n; t++) {
+            const int pos = c->offset + t;
+            ids[call->row_start[i] + t] = c->page_ids[pos / ps];
+            slots[call->row_start[i] + t] = pos % ps;
+        }
+    }
+    if (rc == PL_OK) {
+        pl_page_pool_stats st; /* after every reservation: storage may have grown */
+        pl_page_pool_get_stats(pool, &st);
+        rc = pl_kvc_page_append(e->kvc, e->dtype, total, call->num_kv_heads, call->head_dim,
+                                pl_page_pool_get_config(pool)->page_size, st.capacity_pages, call->k, call->v,
+                                call->qkv_token_stride, ids, slots, pl_page_pool_keys(pool), pl_page_pool_values(pool),
+                                err, err_len);
+    }
+    free(ids);
+    for (int i = 0; i < call->num_seqs && rc == PL_OK; i++)
+        if (call->chunk_lens[i] > 0)
+            rc = pl_seq_cache_commit(&e->cur[i]->kv.layers[call->layer], call->chunk_lens[i], err, err_len);
+    return rc;
+}
+
+/* attend_one on the device. */
+static int cu_attend_one(pl_engine *e, const pl_attend_call *call, int i, char *err, size_t err_len) {
+    pl_req *r = e->cur[i];
+    const int H = call->num_kv_heads, D = call->head_dim, Hq = call->num_heads, n = call->chunk_lens[i],
+              l = call->layer;
+    const int ctx = ctx_len(e, r, l);
+    const size_t es = e->elem;
+    const void *k, *v;
+    int rc;
+    if (e->cfg.kv_mode == PL_KV_DENSE) {
+        k = r->dense[l].k;
+        v = r->dense[l].v;
+    } else {
+        const size_t bytes = (size_t)H * ctx * D * es;
+        const pl_seq_cache *c = &r->kv.layers[l];
+        void *gk = NULL, *gv = NULL;
+        pl_kvc_stage_row row = {NULL, NULL, c->page_ids, ctx, 0};
+        if ((rc = pl_kvc_scratch(e->kvc, PL_KVC_GATHER_K, bytes, &gk, err, err_len)) != PL_OK ||
+            (rc = pl_kvc_scratch(e->kvc, PL_KVC_GATHER_V, bytes, &gv, err, err_len)) != PL_OK ||
+            (rc = pl_kvc_stage(e->kvc, es, 1, H, D, ctx, &row, pl_page_pool_keys(c->pool), pl_page_pool_values(c->pool),
+                               pl_page_pool_get_config(c->pool)->page_size, gk, gv, NULL, err, err_len)) != PL_OK)
+            return rc;
+        e->m.gather_prefill_copy_bytes += (int64_t)ctx * (int64_t)e->token_bytes;
+        k = gk;
+        v = gv;
+    }
+    const char *q = (const char *)call->q + (size_t)call->row_start[i] * call->qkv_token_stride * es;
+    void *out = (char *)call->out + (size_t)call->row_start[i] * Hq * D * es;
+    if (use_fused(e, n, ctx)) {
+        const size_t w = (size_t)Hq * D * es;
+        void *qb = NULL;
+        if ((rc = pl_kvc_scratch(e->kvc, PL_KVC_QUERY, (size_t)n * w, &qb, err, err_len)) != PL_OK ||
+            (rc = pl_kvc_copy_rows(e->kvc, qb, w, q, call->qkv_token_stride * es, w, n, err, err_len)) != PL_OK)
+            return rc;
+        int32_t bt = 0, c = ctx;
+        return attention(e, call, 1, n, ctx, qb, k, v, &bt, &c, out, err, err_len);
+    }
+    void *mask = NULL;
+    if ((rc = pl_kvc_scratch(e->kvc, PL_KVC_MASK, (size_t)n * ctx * sizeof(float), &mask, err, err_len)) != PL_OK ||
+        (rc = pl_kvc_causal_mask(e->kvc, n, ctx, mask, err, err_len)) != PL_OK)
+        return rc;
+    return pl_kvc_attention(e->kvc, e->dtype, 1, n, ctx, Hq, H, D, call->scale, q, call->qkv_token_stride, k, v, mask,
+                            out, err, err_len);
+}
+
+/* attend_decode on the device: the padded batch [rows, H, S_max, D] of the occupied slots
+ * rebuilt by one staging launch per layer (right-aligned with its mask for the readable
+ * attention, left-aligned for the fused operator). A decode call's rows are its occupied
+ * slots in order, one token each (row_start of the c-th occupied slot is c). */
+static int cu_attend_decode(pl_engine *e, const pl_attend_call *call, char *err, size_t err_len) {
+    const int B = call->num_seqs, H = call->num_kv_heads, D = call->head_dim, Hq = call->num_heads, l = call->layer;
+    const size_t es = e->elem, row = (size_t)D * es, qw = (size_t)Hq * row;
+    int S = 1, rows = 0;
+    for (int i = 0; i < B; i++)
+        if (call->chunk_lens[i] > 0) {
+            if (call->chunk_lens[i] != 1 || call->row_start[i] != rows)
+                return pl_fail(err, err_len, PL_ERR_INTERNAL, "decode: slot %d has %d rows at row %d", i,
+                               call->chunk_lens[i], call->row_start[i]);
+            rows++;
+            if (ctx_len(e, e->cur[i], l) > S) S = ctx_len(e, e->cur[i], l);
+        }
+    if (!rows) return PL_OK;
+    const int fused = use_fused(e, 1, S);
+    const size_t bytes = (size_t)rows * H * S * row;
+    size_t cap = e->stage_cap[l];
+    int rc = dev_grow(e, &e->stage_k[l], &cap, bytes, err, err_len);
+    if (rc != PL_OK) return rc;
+    cap = e->stage_cap[l];
+    if ((rc = dev_grow(e, &e->stage_v[l], &cap, bytes, err, err_len)) != PL_OK) return rc;
+    e->stage_cap[l] = cap;
+    e->stage_bytes[l] = 2 * bytes;
+    pl_kvc_stage_row *sr = malloc(sizeof *sr * (size_t)rows);
+    if (!sr) return pl_fail(err, err_len, PL_ERR_NOMEM, "dense batch: out of memory");
+    const pl_page_pool *pool = NULL;
+    int c = 0;
+    for (int b = 0; b < B; b++) {
+        if (call->chunk_lens[b] <= 0) continue;
+        pl_req *r = e->cur[b];
+        const int ctx = ctx_len(e, r, l), pad = fused ? 0 : S - ctx;
+        if (e->cfg.kv_mode == PL_KV_DENSE) {
+            sr[c] = (pl_kvc_stage_row){r->dense[l].k, r->dense[l].v, NULL, ctx, pad};
+        } else {
+            sr[c] = (pl_kvc_stage_row){NULL, NULL, r->kv.layers[l].page_ids, ctx, pad};
+            pool = r->kv.layers[l].pool;
+        }
+        e->m.dense_staging_copy_bytes += (int64_t)ctx * (int64_t)e->token_bytes;
+        if (fused) {
+            e->bt[c] = c;
+            e->ctx_lens[c] = ctx;
+        }
+        c++;
+    }
+    void *mask = NULL;
+    rc = fused ? PL_OK : pl_kvc_scratch(e->kvc, PL_KVC_MASK, (size_t)rows * S * sizeof(float), &mask, err, err_len);
+    if (rc == PL_OK)
+        rc = pl_kvc_stage(e->kvc, es, rows, H, D, S, sr, pool ? pl_page_pool_keys(pool) : NULL,
+                          pool ? pl_page_pool_values(pool) : NULL, pool ? pl_page_pool_get_config(pool)->page_size : 0,
+                          e->stage_k[l], e->stage_v[l], mask, err, err_len);
+    free(sr);
+    if (rc != PL_OK) return rc;
+    if (fused) {
+        void *qb = NULL;
+        if ((rc = pl_kvc_scratch(e->kvc, PL_KVC_QUERY, (size_t)rows * qw, &qb, err, err_len)) != PL_OK ||
+            (rc = pl_kvc_copy_rows(e->kvc, qb, qw, call->q, call->qkv_token_stride * es, qw, rows, err, err_len)) != PL_OK)
+            return rc;
+        return attention(e, call, rows, 1, S, qb, e->stage_k[l], e->stage_v[l], e->bt, e->ctx_lens, call->out, err,
+                         err_len);
+    }
+    return pl_kvc_attention(e->kvc, e->dtype, rows, 1, S, Hq, H, D, call->scale, call->q, call->qkv_token_stride,
+                            e->stage_k[l], e->stage_v[l], mask, call->out, err, err_len);
+}
+
+static int cu_attend(pl_engine *e, const pl_attend_call *call, char *err, size_t err_len) {
+    int rc = PL_OK;
+    if (e->cfg.kv_mode == PL_KV_DENSE) {
+        for (int i = 0; i < call->num_seqs && rc == PL_OK; i++)
+            if (call->chunk_lens[i] > 0)
+                rc = cu_dense_append(e, &e->cur[i]->dense[call->layer], call, call->row_start[i], call->chunk_lens[i],
+                                     err, err_len);
+    } else {
+        rc = cu_store_pages(e, call, err, err_len);
+    }
+    if (rc != PL_OK) return rc;
+    if (e->phase_decode) return cu_attend_decode(e, call, err, err_len);
+    for (int i = 0; i < call->num_seqs && rc == PL_OK; i++)
+        if (call->chunk_lens[i] > 0) rc = cu_attend_one(e, call, i, err, err_len);
+    return rc;
+}
+
 int pl_eng_attend(void *ctx, const pl_attend_call *call, char *err, size_t err_len) {
     pl_engine *e = ctx;
     if (call->dtype != e->dtype)
         return pl_fail(err, err_len, PL_ERR_INVALID, "attend: dtype %d differs from the engine's %d", (int)call->dtype,
                        (int)e->dtype);
+    if (e->kvc) return cu_attend(e, call, err, err_len);
     for (int i = 0; i < call->num_seqs; i++) {
         if (call->chunk_lens[i] <= 0) continue;
         int rc = store(e, call, i, err, err_len);

@@ -17,8 +17,20 @@ static int push(double **v, int *n, int *cap, double x) {
     return PL_OK;
 }
 
-int pl_eng_metrics_push_step(pl_engine *e, double s) {
-    return push(&e->m.step_samples, &e->m.num_step_samples, &e->steps_cap, s);
+/* The two per-step arrays stay the same length: the context array grows first, and a
+ * failed growth records neither. */
+int pl_eng_metrics_push_step(pl_engine *e, double s, int64_t context_tokens) {
+    int n = e->m.num_step_samples;
+    if (n == e->step_ctx_cap) {
+        int c = e->step_ctx_cap ? 2 * e->step_ctx_cap : 256;
+        int64_t *p = realloc(e->m.step_context_tokens, sizeof(int64_t) * (size_t)c);
+        if (!p) return PL_ERR_NOMEM;
+        e->m.step_context_tokens = p;
+        e->step_ctx_cap = c;
+    }
+    int rc = push(&e->m.step_samples, &e->m.num_step_samples, &e->steps_cap, s);
+    if (rc == PL_OK) e->m.step_context_tokens[n] = context_tokens;
+    return rc;
 }
 
 int pl_eng_metrics_push_gap(pl_engine *e, double s) {
@@ -27,9 +39,11 @@ int pl_eng_metrics_push_gap(pl_engine *e, double s) {
 
 void pl_eng_metrics_clear(pl_engine *e) {
     double *steps = e->m.step_samples, *gaps = e->m.gap_samples;
+    int64_t *ctx = e->m.step_context_tokens;
     memset(&e->m, 0, sizeof e->m);
     e->m.step_samples = steps;
     e->m.gap_samples = gaps;
+    e->m.step_context_tokens = ctx;
     e->gap_chain = 0;
 }
 

@@ -1,0 +1,99 @@
+/* The engine's per-decode-step context counts (pl_engine_metrics.step_context_tokens), the
+ * input of bench-serving's decode roofline: one entry per step sample, each the tokens the
+ * step's attention read (every row's context including its new token). Checked against the
+ * closed form of a trace without preemption: a request with prompt P and N new tokens
+ * decodes N - 1 times, at contexts P + 1 .. P + N - 1, in every KV mode. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pagellm/engine.h"
+#include "test_util.h"
+
+static int64_t expected_total(const pl_trace *t) {
+    int64_t s = 0;
+    for (int i = 0; i < t->num_requests; i++) {
+        const int64_t P = t->requests[i].prompt_len, N = t->requests[i].max_new_tokens;
+        s += (N - 1) * P + (N - 1) * N / 2;
+    }
+    return s;
+}
+
+static int run_once(pl_engine *e, const pl_trace *t, char *err, size_t err_len) {
+    for (int i = 0; i < t->num_requests; i++) {
+        pl_request_params p = {0};
+        p.prompt = t->requests[i].prompt;
+        p.prompt_len = t->requests[i].prompt_len;
+        p.max_new_tokens = t->requests[i].max_new_tokens;
+        p.ignore_eos = 1;
+        int rc = pl_engine_submit(e, &p, NULL, err, err_len);
+        if (rc) return rc;
+    }
+    int rc = pl_engine_run(e, err, err_len);
+    pl_request_result r;
+    while (pl_engine_poll(e, &r)) pl_request_result_free(&r);
+    return rc;
+}
+
+static void check_metrics(const pl_engine *e, const pl_trace *t, int batch, const char *what) {
+    pl_engine_metrics m;
+    pl_engine_get_metrics(e, &m);
+    CHECK_MSG(m.num_step_samples == m.decode_calls, "%s: %d step samples for %lld decode calls", what,
+              m.num_step_samples, (long long)m.decode_calls);
+    CHECK_MSG(m.num_step_samples == 0 || m.step_context_tokens != NULL, "%s: no context array", what);
+    if (m.num_step_samples > 0 && !m.step_context_tokens) return;
+    int64_t total = 0, max_row = 0;
+    int bad = 0;
+    for (int i = 0; i < t->num_requests; i++)
+        if (t->requests[i].prompt_len + t->requests[i].max_new_tokens > max_row)
+            max_row = t->requests[i].prompt_len + t->requests[i].max_new_tokens;
+    for (int i = 0; i < m.num_step_samples; i++) {
+        const int64_t c = m.step_context_tokens[i];
+        total += c;
+        if (c < 2 || c > (int64_t)batch * max_row) bad++; /* >= one row of prompt 1 + new token */
+    }
+    CHECK_MSG(bad == 0, "%s: %d steps with an impossible context count", what, bad);
+    CHECK_MSG(total == expected_total(t), "%s: contexts sum to %lld, expected %lld", what, (long long)total,
+              (long long)expected_total(t));
+}
+
+int main(void) {
+    char err[512];
+    pl_model_options mo = {0};
+    mo.act_dtype = PL_F32;
+    pl_model *model = NULL;
+    CHECK_OK(pl_model_create_synthetic("tiny-untied", 5, &mo, &model, err, sizeof err), err);
+    if (!model) TEST_END();
+    const pl_model_config *mc = pl_model_get_config(model);
+    pl_trace t;
+    pl_trace_config tc = {7, 20, 90, 2, 12, mc->vocab_size, mc->eos_ids[0], 3};
+    CHECK_OK(pl_trace_generate(&tc, &t, err, sizeof err), err);
+    const pl_kv_mode modes[3] = {PL_KV_DENSE, PL_KV_PAGED_GATHER, PL_KV_PAGED};
+    for (int k = 0; k < 3; k++) {
+        pl_engine_config ec = {modes[k], 3, 16, 16, 0, 0, 0};
+        pl_engine *e = NULL;
+        CHECK_OK(pl_engine_create(model, &ec, &e, err, sizeof err), err);
+        if (!e) continue;
+        char what[64];
+        /* two runs: the arrays grow across them; a metrics reset empties them */
+        CHECK_OK(run_once(e, &t, err, sizeof err), err);
+        snprintf(what, sizeof what, "%s, first run", pl_kv_mode_name(modes[k]));
+        check_metrics(e, &t, ec.batch_size, what);
+        CHECK_OK(pl_engine_reset_metrics(e, err, sizeof err), err);
+        pl_engine_metrics m;
+        pl_engine_get_metrics(e, &m);
+        CHECK_MSG(m.num_step_samples == 0, "after reset: %d step samples", m.num_step_samples);
+        for (int rep = 0; rep < 40; rep++) /* > 256 steps: the arrays regrow together */
+            CHECK_OK(run_once(e, &t, err, sizeof err), err);
+        pl_engine_get_metrics(e, &m);
+        CHECK_MSG(m.num_step_samples > 256, "%s: only %d steps in 40 runs", pl_kv_mode_name(modes[k]),
+                  m.num_step_samples);
+        int64_t total = 0;
+        for (int i = 0; i < m.num_step_samples; i++) total += m.step_context_tokens[i];
+        CHECK_MSG(total == 40 * expected_total(&t), "%s, 40 runs: contexts sum to %lld, expected %lld",
+                  pl_kv_mode_name(modes[k]), (long long)total, (long long)(40 * expected_total(&t)));
+        pl_engine_destroy(e);
+    }
+    pl_trace_free(&t);
+    pl_model_free(model);
+    TEST_END();
+}
