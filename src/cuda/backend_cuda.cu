@@ -90,6 +90,7 @@ struct pl_cuda_backend {
     pl_kv_storage_ops kv_ops;
     kv_pending pend;
     int gemv_mode; /* skinny GEMMs (m <= 8): 1 default kernels, 2 CUDA-core FMAs only, 0 cuBLAS only */
+    pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
     int num_graphs, cur_graph, gmode, graphs_off;
@@ -345,6 +346,43 @@ __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, fl
     ss = block_sum(ss, red);
     const float inv = 1.0f / sqrtf(ss / (float)dim + eps);
     for (int i = threadIdx.x; i < dim; i += blockDim.x) o[i] = fromf<T>(tof(hr[i]) * inv * w[i]);
+}
+
+/* bf16 add_rmsnorm with one 16-byte chunk per thread (dim % 8 == 0, dim <= 8 x blockDim):
+ * h and x are read once and stay in registers, instead of a second pass over h. */
+__global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 *x, const float *w, int dim, float eps,
+                                          __nv_bfloat16 *out) {
+    __shared__ float red[32];
+    const int c = threadIdx.x, nc = dim / 8;
+    uint4 *hr = reinterpret_cast<uint4 *>(h + (size_t)blockIdx.x * dim);
+    const uint4 *xr = reinterpret_cast<const uint4 *>(x + (size_t)blockIdx.x * dim);
+    __nv_bfloat162 v[4];
+    float ss = 0.f;
+    if (c < nc) {
+        uint4 hv = hr[c], xv = xr[c];
+        const __nv_bfloat162 *hp = reinterpret_cast<const __nv_bfloat162 *>(&hv), *xp = reinterpret_cast<const __nv_bfloat162 *>(&xv);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float2 a = __bfloat1622float2(hp[i]), b = __bfloat1622float2(xp[i]);
+            v[i] = __floats2bfloat162_rn(a.x + b.x, a.y + b.y);
+            const float2 r = __bfloat1622float2(v[i]);
+            ss += r.x * r.x + r.y * r.y;
+        }
+        hr[c] = *reinterpret_cast<const uint4 *>(v);
+    }
+    ss = block_sum(ss, red);
+    const float inv = 1.0f / sqrtf(ss / (float)dim + eps);
+    if (c < nc) {
+        const float4 w0 = reinterpret_cast<const float4 *>(w)[2 * c], w1 = reinterpret_cast<const float4 *>(w)[2 * c + 1];
+        const float ww[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+        __nv_bfloat162 o[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float2 r = __bfloat1622float2(v[i]);
+            o[i] = __floats2bfloat162_rn(r.x * inv * ww[2 * i], r.y * inv * ww[2 * i + 1]);
+        }
+        reinterpret_cast<uint4 *>(out + (size_t)blockIdx.x * dim)[c] = *reinterpret_cast<const uint4 *>(o);
+    }
 }
 
 __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int rows, int hd, float *cs) {
@@ -844,6 +882,14 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "add_rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
     SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
     if (REPLAYING(b)) return PL_OK;
+    const uintptr_t al = (uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d;
+    if (b->act == PL_BF16 && dim % 8 == 0 && dim <= 8 * 1024 && (al & 15) == 0) {
+        const int t8 = (dim / 8 + 31) / 32 * 32;
+        add_rmsnorm_bf16x8_kernel<<<rows, t8, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x),
+                                                             static_cast<const float *>(w->d), dim, eps,
+                                                             static_cast<__nv_bfloat16 *>(out));
+        return check_launch(b, "add_rmsnorm kernel");
+    }
     const int threads = dim >= 1024 ? 512 : dim >= 256 ? 256 : 128;
     if (b->act == PL_BF16)
         add_rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x),
@@ -889,7 +935,25 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
                         : b->gemv_mode == 2 || rows == 1 ? PL_CUDA_GEMV_FMA
                                                          : PL_CUDA_GEMV_MMA;
     if (variant && b->act == PL_BF16 && w->dtype == PL_BF16 && pl_cuda_gemv_supported(rows, N, K, w->d, x, dst)) {
-        const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, b->stream);
+        const size_t wsb = variant == PL_CUDA_GEMV_MMA ? pl_cuda_gemv_ws_bytes(N, K, b->gemv_ws.sms) : 0;
+        if (wsb > b->gemv_ws.bytes) { /* sized by the first (eager) step of a shape, never inside a graph */
+            if (b->gmode == G_CAPTURE) return set_err(b, PL_ERR_INTERNAL, "matmul: skinny-GEMM scratch grows inside a capture");
+            cudaStreamSynchronize(b->stream); /* the old scratch may be in use */
+            if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
+            b->gemv_ws.ptr = nullptr;
+            b->gemv_ws.bytes = 0;
+            cudaError_t e = cudaMalloc(&b->gemv_ws.ptr, wsb);
+            if (e == cudaSuccess) e = cudaMemsetAsync(b->gemv_ws.ptr, 0, wsb, b->stream);
+            if (e != cudaSuccess) {
+                cudaGetLastError();
+                if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
+                b->gemv_ws.ptr = nullptr;
+                return pl_fail(err, err_len, cuda_status(e), "matmul: %zu bytes of skinny-GEMM scratch: %s", wsb,
+                               cudaGetErrorString(e));
+            }
+            b->gemv_ws.bytes = wsb;
+        }
+        const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &b->gemv_ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
                            cudaGetErrorString(static_cast<cudaError_t>(ge)));
@@ -1311,6 +1375,10 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
     pl_cuda_backend *b = new (std::nothrow) pl_cuda_backend();
     if (!b) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_backend_create: out of memory");
     b->gemv_mode = 1;
+    if (cudaDeviceGetAttribute(&b->gemv_ws.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        b->gemv_ws.sms = 132;
+    }
     b->act = (pl_dtype)act;
     b->device = device;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess) {
@@ -1345,6 +1413,7 @@ void pl_cuda_backend_destroy(pl_cuda_backend *b) {
     }
     if (b->scratch) cudaFree(b->scratch);
     if (b->attn_ws) cudaFree(b->attn_ws);
+    if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
     /* whatever the caller did not free goes too */
     for (int i = 0; i < b->num_recs; i++) cudaFree(b->recs[i].p);
     free(b->recs);

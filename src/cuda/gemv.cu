@@ -135,21 +135,26 @@ __device__ __forceinline__ void mma16816(float (&c)[4], uint32_t a0, uint32_t a1
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/* gridDim.y > 1: that many blocks split K for one 16-row tile; each leaves its partial tile
+ * in ws ([split][tile][128] f32) and the last to arrive (cnt[tile], back to 0 after) adds
+ * them up and stores: no second launch, and the counters are ready for a graph replay. */
 template <typename OutT>
 __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *__restrict__ W,
                                                            const __nv_bfloat16 *__restrict__ x, int M, int N, int K,
-                                                           OutT *__restrict__ y) {
+                                                           OutT *__restrict__ y, float *ws, int *cnt) {
     __shared__ float red[MW][32][4];
+    __shared__ int last;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+    const int ks = gridDim.y, split = blockIdx.y;
     const int n0 = blockIdx.x * 16;
     const int r0 = n0 + g < N ? n0 + g : N - 1, r1 = n0 + g + 8 < N ? n0 + g + 8 : N - 1;
     const uint4 *w0 = reinterpret_cast<const uint4 *>(W + (size_t)r0 * K);
     const uint4 *w1 = reinterpret_cast<const uint4 *>(W + (size_t)r1 * K);
     const uint4 *xg = reinterpret_cast<const uint4 *>(x + (size_t)(g < M ? g : 0) * K);
     const int kc = K / 8; /* 16-byte chunks per row; step s covers chunks 4s .. 4s+3 */
-    const int steps = (kc + 3) / 4, stride = MW;
+    const int steps = (kc + 3) / 4, stride = MW * ks;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int s0 = warp; s0 < steps; s0 += stride * MU) {
+    for (int s0 = split * MW + warp; s0 < steps; s0 += stride * MU) {
         uint4 a[MU][2];
 #pragma unroll
         for (int u = 0; u < MU; u++) {
@@ -171,21 +176,47 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
 #pragma unroll
     for (int i = 0; i < 4; i++) red[warp][lane][i] = acc[i];
     __syncthreads();
+    float v = 0.f;
+    if (tid < 128) {
+#pragma unroll
+        for (int w = 0; w < MW; w++) v += red[w][tid >> 2][tid & 3];
+    }
+    if (ks > 1) {
+        if (tid < 128) ws[((size_t)split * gridDim.x + blockIdx.x) * 128 + tid] = v;
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == ks - 1;
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        if (tid < 128) {
+            v = 0.f;
+            for (int r = 0; r < ks; r++) v += __ldcg(ws + ((size_t)r * gridDim.x + blockIdx.x) * 128 + tid);
+        }
+        if (tid == 0) cnt[blockIdx.x] = 0;
+    }
     if (tid < 128) {
         const int ln = tid >> 2, i = tid & 3;
-        float v = 0.f;
-#pragma unroll
-        for (int w = 0; w < MW; w++) v += red[w][ln][i];
         /* C fragment: i = 0, 1: row g, tokens 2t, 2t+1; i = 2, 3: row g + 8 */
         const int row = n0 + (ln >> 2) + (i >= 2 ? 8 : 0), m = 2 * (ln & 3) + (i & 1);
         if (row < N && m < M) store(y + (size_t)m * N + row, v);
     }
 }
 
+size_t cnt_bytes(int sms) { return ((size_t)3 * sms * sizeof(int) + 15) / 16 * 16; }
+
 template <typename OutT>
-cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, cudaStream_t s) {
+cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
+                       const pl_cuda_gemv_ws *ws, cudaStream_t s) {
     if (M > 8) return cudaErrorInvalidValue;
-    gemv_mma_kernel<OutT><<<(unsigned)((N + 15) / 16), MW * 32, 0, s>>>(W, x, M, N, K, y);
+    const int tiles = (N + 15) / 16;
+    const int ks = pl_cuda_gemv_splits(N, K, ws ? ws->sms : 0);
+    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(N, K, ws->sms))) return cudaErrorInvalidValue;
+    /* counters first, one per tile of any split shape (fewer than 3 * sms tiles), so every
+     * shape finds its counters at zero; the partial tiles after them */
+    int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
+    float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
+    gemv_mma_kernel<OutT><<<dim3((unsigned)tiles, (unsigned)ks), MW * 32, 0, s>>>(W, x, M, N, K, y, part, cnt);
     return cudaGetLastError();
 }
 
@@ -197,15 +228,30 @@ extern "C" int pl_cuda_gemv_supported(int m, int n, int k, const void *w, const 
            ((uintptr_t)y & 3) == 0;
 }
 
+extern "C" int pl_cuda_gemv_splits(int n, int k, int sms) {
+    /* a few tiles per SM; fewer leave some SMs a whole tile behind the others at the end */
+    const int tiles = (n + 15) / 16, steps = (k / 8 + 3) / 4;
+    if (sms <= 0 || tiles >= 2 * sms) return 1; /* measured: 384 tiles on 132 SMs split in 2 ran slower */
+    int ks = (3 * sms + tiles - 1) / tiles;
+    if (ks > 4) ks = 4;
+    while (ks > 1 && ks * MW * 2 > steps) ks--; /* every warp keeps two k steps or more */
+    return ks;
+}
+
+extern "C" size_t pl_cuda_gemv_ws_bytes(int n, int k, int sms) {
+    const int ks = pl_cuda_gemv_splits(n, k, sms), tiles = (n + 15) / 16;
+    return ks > 1 ? cnt_bytes(sms) + (size_t)ks * tiles * 128 * sizeof(float) : 0;
+}
+
 extern "C" int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int k, void *y, int y_f32, int variant,
-                                 void *stream) {
+                                 const pl_cuda_gemv_ws *ws, void *stream) {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const __nv_bfloat16 *W = static_cast<const __nv_bfloat16 *>(w), *X = static_cast<const __nv_bfloat16 *>(x);
     if (m > 8) return (int)cudaErrorInvalidValue;
     const cudaError_t e =
         variant == PL_CUDA_GEMV_FMA
             ? (y_f32 ? launch(W, X, m, n, k, static_cast<float *>(y), s) : launch(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), s))
-            : (y_f32 ? launch_mma(W, X, m, n, k, static_cast<float *>(y), s)
-                     : launch_mma(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), s));
+            : (y_f32 ? launch_mma(W, X, m, n, k, static_cast<float *>(y), ws, s)
+                     : launch_mma(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), ws, s));
     return (int)e;
 }
