@@ -42,6 +42,7 @@ typedef struct bench_opts {
     /* hidden, for the child process */
     const char *single_run, *result_file;
     double child_budget_mib;
+    double kv_fraction; /* --kv-budget-fraction: a CUDA engine's capped pool, share of free memory */
     double ceiling_gbps; /* the parent's CPU read ceiling, for the per-step roofline (0: none) */
 } bench_opts;
 
@@ -84,6 +85,9 @@ static void usage(FILE *f) {
             "  --device cpu|cuda     where the model runs (default cpu; cuda: weights, activations and\n"
             "                        K/V pages on the GPU; a KV mode the CUDA engine does not support\n"
             "                        ends the run with exit status 3)\n"
+            "  --kv-budget-fraction F  --device cuda: the paged modes' page pools take this share of\n"
+            "                        the free device memory (after weights, less 2 GiB), allocated up\n"
+            "                        front (default 0.85); --kv-budget-mib runs a fixed-budget sweep\n"
             "  --omp-wait-policy P   OMP_WAIT_POLICY of the measured processes: passive, active or\n"
             "                        env (keep the environment's); default passive, because spinning\n"
             "                        OpenMP threads collapse throughput on a shared machine; an\n"
@@ -160,7 +164,7 @@ static int parse_budgets(const char *v, bench_opts *o) {
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
     *o = (bench_opts){16, 4, 128, 1024, 32, 128, 128, 1, 4, 128, 0, 0, 3, {PL_KV_DENSE, PL_KV_PAGED_GATHER, PL_KV_PAGED},
-                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0, 0.0};
+                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0, 0.0, 0.0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
 #define INTFLAG(name, field, lo, hi)                                              \
@@ -215,6 +219,14 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         }
         if (pl_cli_is(a, "--kv-budget-mib")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--kv-budget-mib")) || parse_budgets(v, o)) return 2;
+            continue;
+        }
+        if (pl_cli_is(a, "--kv-budget-fraction")) {
+            float f;
+            if (!(v = pl_cli_value(argc, argv, &i, "--kv-budget-fraction")) ||
+                pl_cli_float("--kv-budget-fraction", v, 0.001f, 1.0f, &f))
+                return 2;
+            o->kv_fraction = strtod(v, NULL);
             continue;
         }
         if (pl_cli_is(a, "--child-budget-mib")) {
@@ -431,7 +443,7 @@ static int child_main(const bench_opts *o) {
         return 1;
     }
     pl_engine_config ec = {mode, o->batch_size, o->prefill_step, o->page_size,
-                           (size_t)(o->child_budget_mib * 1048576.0), 0, 0};
+                           (size_t)(o->child_budget_mib * 1048576.0), 0, o->kv_fraction};
     pl_engine *e = NULL;
     int rc = pl_engine_create(model, &ec, &e, err, sizeof err);
     int failed = 0;
@@ -559,7 +571,8 @@ typedef struct run_result {
 
 static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, double ceiling_gbps,
                        const char *trace_path, const char *result_path, run_result *res) {
-    char bs[16], ps[16], pg[16], wu[16], th[16], ms[32], bud[64], cg[64];
+    char bs[16], ps[16], pg[16], wu[16], th[16], ms[32], bud[64], cg[64], kf[64];
+    snprintf(kf, sizeof kf, "%.17g", o->kv_fraction);
     snprintf(bs, sizeof bs, "%d", o->batch_size);
     snprintf(ps, sizeof ps, "%d", o->prefill_step);
     snprintf(pg, sizeof pg, "%d", o->page_size);
@@ -594,6 +607,10 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
     args[n++] = bud;
     args[n++] = "--device";
     args[n++] = (char *)o->device;
+    if (o->kv_fraction > 0) {
+        args[n++] = "--kv-budget-fraction";
+        args[n++] = kf;
+    }
     args[n++] = "--ceiling-gbps";
     args[n++] = cg;
     if (o->model_dir) {
