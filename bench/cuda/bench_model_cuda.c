@@ -130,6 +130,7 @@ int main(int argc, char **argv) {
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)ntok);
     for (int i = 0; i < ntok; i++) toks[i] = (int32_t)((i * 7919 + 13) % c->vocab_size);
     double *times = malloc(sizeof(double) * (size_t)steps), *times_logits = malloc(sizeof(double) * (size_t)steps);
+    double *times_nopdl = malloc(sizeof(double) * (size_t)steps);
     int32_t *sampled = malloc(sizeof(int32_t) * (size_t)maxb);
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (jf)
@@ -138,8 +139,8 @@ int main(int argc, char **argv) {
                 prop.name, bw, tf, tf_chunk, shape, wbytes);
     printf("decode step = pl_model_forward_sample (greedy on the device, token ids back); last column: the same step\n"
            "returning f32 logits of every row to the host (pl_model_forward)\n");
-    printf("%-8s %8s %12s %10s %12s %10s %10s %16s\n", "batch", "context", "step ms", "tok/s", "roofline ms", "x roofline", "GB/s",
-           "logits-step ms");
+    printf("%-8s %8s %12s %10s %12s %10s %10s %16s %14s\n", "batch", "context", "step ms", "tok/s", "roofline ms", "x roofline",
+           "GB/s", "logits-step ms", "no-PDL step ms");
     int rc = 0;
     size_t kv_tok = (size_t)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;
     for (int k = 0; k < nb && !rc && strcmp(only, "prefill"); k++) {
@@ -160,35 +161,39 @@ int main(int argc, char **argv) {
             rc = pl_model_forward(m, &fb, logits, err, sizeof err);
         }
         for (int b = 0; b < B; b++) lens[b] = 1;
-        /* The serving step (greedy tokens sampled on the device, ids back), then the same
-         * step returning f32 logits of every row to the host. */
-        double st_logits = 0;
-        for (int mode = 0; mode < 2 && !rc; mode++) {
+        /* The serving step (greedy tokens sampled on the device, ids back), the same step
+         * returning f32 logits of every row to the host, and the serving step with the skinny
+         * GEMMs launched without programmatic dependent launch. */
+        double st_logits = 0, st_nopdl = 0;
+        for (int mode = 0; mode < 3 && !rc; mode++) {
+            pl_cuda_backend_use_pdl(m->bctx, mode != 2);
             for (int s = -3; s < steps && !rc; s++) {
                 for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
                 pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
                 double ts = pl_now_seconds();
                 if (mode == 0 && s == steps - 1) cudaProfilerStart(); /* `ncu --profile-from-start off`: one serving step */
-                rc = mode == 0 ? pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err)
+                rc = mode != 1 ? pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err)
                                : pl_model_forward(m, &fb, logits, err, sizeof err);
                 if (mode == 0 && s == steps - 1) cudaProfilerStop();
-                if (s >= 0) (mode == 0 ? times : times_logits)[s] = pl_now_seconds() - ts;
+                if (s >= 0) (mode == 0 ? times : mode == 1 ? times_logits : times_nopdl)[s] = pl_now_seconds() - ts;
             }
         }
+        pl_cuda_backend_use_pdl(m->bctx, 1);
         if (!rc) {
             long gc, gr, gx;
             pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);
             fprintf(stderr, "batch %d: CUDA graphs so far: %ld captured, %ld replayed, %ld steps redone eagerly\n", B, gc, gr, gx);
             double st = pl_median(times, steps);
             st_logits = pl_median(times_logits, steps);
+            st_nopdl = pl_median(times_nopdl, steps);
             double kvb = (double)B * (context + steps) * kv_tok;
             double roof = (wbytes + kvb) / (bw * 1e9);
-            printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f %16.3f\n", B, context, st * 1e3, B / st, roof * 1e3, st / roof,
-                   (wbytes + kvb) / st / 1e9, st_logits * 1e3);
+            printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f %16.3f %14.3f\n", B, context, st * 1e3, B / st, roof * 1e3,
+                   st / roof, (wbytes + kvb) / st / 1e9, st_logits * 1e3, st_nopdl * 1e3);
             if (jf)
                 fprintf(jf, "%s{\"batch\": %d, \"context\": %d, \"step_ms\": %.4f, \"tok_s\": %.1f, \"roofline_ms\": %.4f, "
-                            "\"step_logits_to_host_ms\": %.4f}",
-                        k ? ", " : "", B, context, st * 1e3, B / st, roof * 1e3, st_logits * 1e3);
+                            "\"step_logits_to_host_ms\": %.4f, \"step_no_pdl_ms\": %.4f}",
+                        k ? ", " : "", B, context, st * 1e3, B / st, roof * 1e3, st_logits * 1e3, st_nopdl * 1e3);
         }
         for (int b = 0; b < B; b++) pl_kv_seq_destroy(&seqs[b]);
         pl_kv_pools_destroy(&pools);
@@ -307,7 +312,7 @@ int main(int argc, char **argv) {
     }
     if (jf) fprintf(jf, "}\n"), fclose(jf);
     if (rc) fprintf(stderr, "bench_model_cuda: %s\n", err);
-    free(logits), free(toks), free(times), free(times_logits), free(sampled);
+    free(logits), free(toks), free(times), free(times_logits), free(times_nopdl), free(sampled);
     pl_model_free(m);
     return rc ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cuda/attn_cuda.h"
+#include "cuda/ptx.cuh"
 
 namespace {
 
@@ -59,11 +60,8 @@ __device__ __forceinline__ void store_elem(float *p, float x) { *p = x; }
 constexpr int kWarps = 4;
 constexpr int kStages = 4;
 
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+/* ptx.cuh's cp_async16 on a generic shared-memory pointer */
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) { cp_async16(smem_u32(dst), src, src_bytes); }
 
 /* dynamic shared memory of split_attention_kernel: the cp.async ring (vector variants) or
  * at least the per-row merge buffers */
@@ -355,6 +353,7 @@ __global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 3) split_at
  * take every 8th split (float4 per lane covers 128 dims per pass), then reduce in smem. */
 template <typename T>
 __global__ void __launch_bounds__(256) merge_kernel(const pl_attn_params p) {
+    pdl_trigger(); /* the output projection after us may start loading its weights */
     __shared__ float red[8][260];
     __shared__ float red_l[8];
     const size_t orow = blockIdx.x;

@@ -31,6 +31,7 @@ __device__ __forceinline__ uint16_t to_bf16(float x) {
 
 __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params p) {
     extern __shared__ __align__(128) unsigned char smem[];
+    pdl_trigger(); /* the output projection after us may start loading its weights */
     const int split = blockIdx.x % p.splits;
     const int r0 = (blockIdx.x / p.splits) * kRows;
     const int kvh = blockIdx.y, b = blockIdx.z;

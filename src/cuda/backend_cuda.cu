@@ -21,6 +21,7 @@ extern "C" {
 }
 #include "cuda/backend_cuda.h"
 #include "cuda/gemv_cuda.h"
+#include "cuda/ptx.cuh"
 #include "pagellm/cuda.h"
 
 namespace {
@@ -90,7 +91,7 @@ struct pl_cuda_backend {
     pl_kv_storage_ops kv_ops;
     kv_pending pend;
     int gemv_mode; /* skinny GEMMs (m <= 8): 1 default kernels, 2 CUDA-core FMAs only, 0 cuBLAS only */
-    pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel */
+    pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
     int num_graphs, cur_graph, gmode, graphs_off;
@@ -291,6 +292,9 @@ template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float 
 /* The value an intermediate takes when stored in the act dtype (as the CPU path rounds). */
 template <typename T> __device__ __forceinline__ float round_act(float x) { return tof(fromf<T>(x)); }
 
+/* Kernels that precede a skinny GEMM call pdl_trigger (ptx.cuh) first: the GEMM may start
+ * loading weights at once and waits for this grid's results before reading them. */
+
 template <typename R> __device__ __forceinline__ R warp_sum(R v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
@@ -316,6 +320,7 @@ __global__ void embed_kernel(const T *w, const int32_t *tok, int cols, T *out) {
 
 template <typename T>
 __global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T *out) {
+    pdl_trigger();
     __shared__ float red[32];
     const T *xr = x + (size_t)blockIdx.x * dim;
     T *o = out + (size_t)blockIdx.x * dim;
@@ -333,6 +338,7 @@ __global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T
  * and one pass less than add + rmsnorm. */
 template <typename T>
 __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, float eps, T *out) {
+    pdl_trigger();
     __shared__ float red[32];
     T *hr = h + (size_t)blockIdx.x * dim;
     const T *xr = x + (size_t)blockIdx.x * dim;
@@ -352,6 +358,7 @@ __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, fl
  * h and x are read once and stay in registers, instead of a second pass over h. */
 __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 *x, const float *w, int dim, float eps,
                                           __nv_bfloat16 *out) {
+    pdl_trigger();
     __shared__ float red[32];
     const int c = threadIdx.x, nc = dim / 8;
     uint4 *hr = reinterpret_cast<uint4 *>(h + (size_t)blockIdx.x * dim);
@@ -432,6 +439,7 @@ __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int 
 /* Row blockIdx.y; no per-element division (it cost as much as the memory traffic). */
 template <typename T>
 __global__ void swiglu_kernel(const T *gu, int inter, T *out) {
+    pdl_trigger();
     const T *g_row = gu + (size_t)blockIdx.y * 2 * inter, *u_row = g_row + inter;
     T *o = out + (size_t)blockIdx.y * inter;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inter; i += gridDim.x * blockDim.x) {
@@ -923,7 +931,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     const size_t out_bytes = (size_t)rows * N * (f32_out ? 4 : 2);
     void *dst = out;
     if (b->gmode != G_NONE && host_out) return set_err(b, PL_ERR_INTERNAL, "matmul into host memory inside a graphed step");
-    SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode);
+    SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode,
+        (unsigned long long)b->gemv_ws.pdl);
     if (REPLAYING(b)) return PL_OK;
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
@@ -1375,6 +1384,7 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
     pl_cuda_backend *b = new (std::nothrow) pl_cuda_backend();
     if (!b) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_backend_create: out of memory");
     b->gemv_mode = 1;
+    b->gemv_ws.pdl = 1;
     if (cudaDeviceGetAttribute(&b->gemv_ws.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         cudaGetLastError();
         b->gemv_ws.sms = 132;
@@ -1427,6 +1437,9 @@ void *pl_cuda_backend_stream(pl_cuda_backend *b) { return b ? b->stream : nullpt
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) { return b ? b->live_bytes : 0; }
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
     if (b) b->gemv_mode = mode >= 0 && mode <= 2 ? mode : 1;
+}
+void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on) {
+    if (b) b->gemv_ws.pdl = on != 0;
 }
 void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on) {
     if (b) b->graphs_off = !on;

@@ -52,6 +52,9 @@ size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
  * (default) the CUDA-core kernel for one row and the tensor-core kernel from two, 2 the
  * CUDA-core kernel for all, 0 cuBLAS for every matmul. */
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode);
+/* on = 0: skinny GEMMs launch without programmatic dependent launch (default 1: they may
+ * start loading weights while the kernel before them finishes). */
+void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on);
 /* on = 0: decode steps run eagerly instead of through CUDA graphs (default 1); graphs
  * already captured are kept for when they are turned on again. */
 void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on);

@@ -12,6 +12,7 @@
 
 
 #include "cuda/gemv_cuda.h"
+#include "cuda/ptx.cuh"
 
 namespace {
 
@@ -26,6 +27,10 @@ __device__ __forceinline__ void bf16x8_to_f32(const uint4 &v, float *f) {
         f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
     }
 }
+
+/* Programmatic dependent launch: a skinny GEMM may start while the kernel before it
+ * finishes (its tail and our ramp-up overlap). Weights do not depend on that kernel, so the
+ * first round of weight loads is issued before pdl_wait; x and y only after. */
 
 __device__ __forceinline__ void store(float *y, float v) { *y = v; }
 __device__ __forceinline__ void store(__nv_bfloat16 *y, float v) { *y = __float2bfloat16_rn(v); }
@@ -48,6 +53,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_kernel(const __nv_bfloat16 *_
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int m = 0; m < M; m++) acc[r][m] = 0.f;
+    bool waited = false;
     for (int c0 = tid; c0 < kc; c0 += WARPS * 32 * U) {
         uint4 wv[U][R];
 #pragma unroll
@@ -57,6 +63,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_kernel(const __nv_bfloat16 *_
                 const int c = c0 + WARPS * 32 * u;
                 wv[u][r] = c < kc ? __ldcs(wr[r] + c) : make_uint4(0, 0, 0, 0); /* streamed once: evict first */
             }
+        if (!waited) pdl_wait(), waited = true;
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int c = c0 + WARPS * 32 * u;
@@ -75,6 +82,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_kernel(const __nv_bfloat16 *_
             }
         }
     }
+    if (!waited) pdl_wait();
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
@@ -94,24 +102,42 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_kernel(const __nv_bfloat16 *_
     }
 }
 
+/* A launch configuration, with programmatic stream serialization when pdl != 0 (attrs
+ * points into the object: do not copy it). */
+struct launch_cfg {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[1];
+    launch_cfg(dim3 grid, int threads, cudaStream_t s, int pdl) {
+        cfg = cudaLaunchConfig_t{};
+        cfg.gridDim = grid;
+        cfg.blockDim = dim3((unsigned)threads);
+        cfg.stream = s;
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = pdl ? 1 : 0;
+    }
+};
+
 template <int M, typename OutT>
-void launch_m(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int N, int K, OutT *y, cudaStream_t s) {
+void launch_m(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int N, int K, OutT *y, cudaStream_t s, int pdl) {
     /* one row per block for a single token (x reuse buys nothing), else two */
     constexpr int R = M == 1 ? 1 : 2;
-    gemv_kernel<M, R, OutT><<<(unsigned)((N + R - 1) / R), WARPS * 32, 0, s>>>(W, x, N, K, y);
+    launch_cfg lc(dim3((unsigned)((N + R - 1) / R)), WARPS * 32, s, pdl);
+    cudaLaunchKernelEx(&lc.cfg, gemv_kernel<M, R, OutT>, W, x, N, K, y);
 }
 
 template <typename OutT>
-cudaError_t launch(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, cudaStream_t s) {
+cudaError_t launch(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, cudaStream_t s, int pdl) {
     switch (M) {
-    case 1: launch_m<1>(W, x, N, K, y, s); break;
-    case 2: launch_m<2>(W, x, N, K, y, s); break;
-    case 3: launch_m<3>(W, x, N, K, y, s); break;
-    case 4: launch_m<4>(W, x, N, K, y, s); break;
-    case 5: launch_m<5>(W, x, N, K, y, s); break;
-    case 6: launch_m<6>(W, x, N, K, y, s); break;
-    case 7: launch_m<7>(W, x, N, K, y, s); break;
-    case 8: launch_m<8>(W, x, N, K, y, s); break;
+    case 1: launch_m<1>(W, x, N, K, y, s, pdl); break;
+    case 2: launch_m<2>(W, x, N, K, y, s, pdl); break;
+    case 3: launch_m<3>(W, x, N, K, y, s, pdl); break;
+    case 4: launch_m<4>(W, x, N, K, y, s, pdl); break;
+    case 5: launch_m<5>(W, x, N, K, y, s, pdl); break;
+    case 6: launch_m<6>(W, x, N, K, y, s, pdl); break;
+    case 7: launch_m<7>(W, x, N, K, y, s, pdl); break;
+    case 8: launch_m<8>(W, x, N, K, y, s, pdl); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
@@ -154,6 +180,7 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
     const int kc = K / 8; /* 16-byte chunks per row; step s covers chunks 4s .. 4s+3 */
     const int steps = (kc + 3) / 4, stride = MW * ks;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    bool waited = false;
     for (int s0 = split * MW + warp; s0 < steps; s0 += stride * MU) {
         uint4 a[MU][2];
 #pragma unroll
@@ -163,6 +190,7 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
             a[u][0] = ok ? __ldcs(w0 + c) : make_uint4(0, 0, 0, 0); /* streamed once: evict first */
             a[u][1] = ok ? __ldcs(w1 + c) : make_uint4(0, 0, 0, 0);
         }
+        if (!waited) pdl_wait(), waited = true;
 #pragma unroll
         for (int u = 0; u < MU; u++) {
             const int s = s0 + stride * u;
@@ -173,6 +201,7 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
             mma16816(acc, a[u][0].z, a[u][1].z, a[u][0].w, a[u][1].w, b.z, b.w);
         }
     }
+    if (!waited) pdl_wait();
 #pragma unroll
     for (int i = 0; i < 4; i++) red[warp][lane][i] = acc[i];
     __syncthreads();
@@ -207,7 +236,7 @@ size_t cnt_bytes(int sms) { return ((size_t)3 * sms * sizeof(int) + 15) / 16 * 1
 
 template <typename OutT>
 cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
-                       const pl_cuda_gemv_ws *ws, cudaStream_t s) {
+                       const pl_cuda_gemv_ws *ws, cudaStream_t s, int pdl) {
     if (M > 8) return cudaErrorInvalidValue;
     const int tiles = (N + 15) / 16;
     const int ks = pl_cuda_gemv_splits(N, K, ws ? ws->sms : 0);
@@ -216,7 +245,8 @@ cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, in
      * shape finds its counters at zero; the partial tiles after them */
     int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
-    gemv_mma_kernel<OutT><<<dim3((unsigned)tiles, (unsigned)ks), MW * 32, 0, s>>>(W, x, M, N, K, y, part, cnt);
+    launch_cfg lc(dim3((unsigned)tiles, (unsigned)ks), MW * 32, s, pdl);
+    cudaLaunchKernelEx(&lc.cfg, gemv_mma_kernel<OutT>, W, x, M, N, K, y, part, cnt);
     return cudaGetLastError();
 }
 
@@ -248,10 +278,12 @@ extern "C" int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const __nv_bfloat16 *W = static_cast<const __nv_bfloat16 *>(w), *X = static_cast<const __nv_bfloat16 *>(x);
     if (m > 8) return (int)cudaErrorInvalidValue;
+    const int pdl = ws && ws->pdl;
     const cudaError_t e =
         variant == PL_CUDA_GEMV_FMA
-            ? (y_f32 ? launch(W, X, m, n, k, static_cast<float *>(y), s) : launch(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), s))
-            : (y_f32 ? launch_mma(W, X, m, n, k, static_cast<float *>(y), ws, s)
-                     : launch_mma(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), ws, s));
+            ? (y_f32 ? launch(W, X, m, n, k, static_cast<float *>(y), s, pdl)
+                     : launch(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), s, pdl))
+            : (y_f32 ? launch_mma(W, X, m, n, k, static_cast<float *>(y), ws, s, pdl)
+                     : launch_mma(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), ws, s, pdl));
     return (int)e;
 }

@@ -24,6 +24,7 @@ typedef struct pl_cuda_gemv_ws {
     void *ptr;
     size_t bytes;
     int sms;
+    int pdl; /* launch with programmatic dependent launch (overlap with the kernel before) */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);
 size_t pl_cuda_gemv_ws_bytes(int n, int k, int sms);

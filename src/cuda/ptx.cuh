@@ -1,5 +1,5 @@
-/* PTX wrappers shared by the tensor-core attention kernels (Ampere-style mma.sync path on
- * sm_90a): cp.async staging, ldmatrix, bf16 m16n8k16 MMA, bf16 packing, exp2. */
+/* PTX wrappers shared by the CUDA kernels (Ampere-style mma.sync path on sm_90a): cp.async
+ * staging, ldmatrix, bf16 m16n8k16 MMA, bf16 packing, exp2, programmatic dependent launch. */
 #ifndef PL_CUDA_PTX_CUH
 #define PL_CUDA_PTX_CUH
 
@@ -45,6 +45,12 @@ __device__ __forceinline__ float ex2(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
+
+/* Programmatic dependent launch (sm_90). trigger: a kernel launched after this one with
+ * the PDL attribute may start now. wait: block until the grids this one depends on have
+ * finished and their writes are visible (returns at once without the attribute). */
+__device__ __forceinline__ void pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 
 } // namespace
 
