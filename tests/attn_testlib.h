@@ -1,5 +1,5 @@
-/* Shared helpers of the attention tests: paged problems with NaN poisoning of every byte
- * attention must not read, and comparison against the REFERENCE schedule. */
+/* Shared helpers of the attention tests (CPU and CUDA): paged problems with NaN poisoning of
+ * every byte attention must not read, and comparison against the REFERENCE schedule. */
 #ifndef PL_ATTN_TESTLIB_H
 #define PL_ATTN_TESTLIB_H
 
@@ -118,13 +118,48 @@ static inline void at_free(at_problem *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* Moves row b's live pages to the page ids given (one a live page, in table order); the
+ * pages the row leaves become NaN. The ids must lie in [0, num_pages), be distinct and not
+ * be listed by another row. */
+static inline void at_move_pages(at_problem *p, int b, const int32_t *ids) {
+    pl_dtype dt = p->a.dtype;
+    size_t page = (size_t)p->a.num_kv_heads * p->a.page_size * p->a.head_dim, pb = page * at_esize(dt);
+    int live = (p->ctx[b] + p->a.page_size - 1) / p->a.page_size;
+    int32_t *row = p->bt + (size_t)b * p->a.max_pages;
+    unsigned char *k = p->k, *v = p->v, *tk = malloc(pb * (size_t)live), *tv = malloc(pb * (size_t)live);
+    for (int i = 0; i < live; i++) {
+        memcpy(tk + pb * i, k + pb * row[i], pb);
+        memcpy(tv + pb * i, v + pb * row[i], pb);
+        at_fill_nan(k + pb * row[i], dt, page);
+        at_fill_nan(v + pb * row[i], dt, page);
+    }
+    for (int i = 0; i < live; i++) {
+        memcpy(k + pb * ids[i], tk + pb * i, pb);
+        memcpy(v + pb * ids[i], tv + pb * i, pb);
+        row[i] = ids[i];
+    }
+    free(tk), free(tv);
+}
+
 /* Runs schedule s at SIMD level lvl into a fresh NaN-filled buffer; returns the status. */
-static inline int at_run(at_problem *p, pl_attn_schedule s, int lvl, void *dst, char *err, size_t err_len) {
+static inline int at_run(const at_problem *p, pl_attn_schedule s, int lvl, void *dst, char *err, size_t err_len) {
     pl_paged_attention_args a = p->a;
     a.schedule = s;
     a.out = dst;
     at_fill_nan(dst, a.dtype, p->q_elems);
     return pl_paged_attention_simd(&a, lvl, err, err_len);
+}
+
+/* The REFERENCE output as float (q_elems values, malloc'ed); NULL with err on failure. */
+static inline float *at_reference_f32(const at_problem *p, char *err, size_t err_len) {
+    void *out = malloc(p->q_elems * at_esize(p->a.dtype));
+    float *r = NULL;
+    if (at_run(p, PL_ATTN_REFERENCE, PL_SIMD_AUTO, out, err, err_len) == PL_OK) {
+        r = malloc(p->q_elems * sizeof *r);
+        for (size_t i = 0; i < p->q_elems; i++) r[i] = at_get(out, p->a.dtype, i);
+    }
+    free(out);
+    return r;
 }
 
 /* Max abs error of got vs ref, and whether it is within tolerance: f32 1e-5 of the output

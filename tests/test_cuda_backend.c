@@ -539,6 +539,21 @@ static void test_sampler(pair *p) {
         p->go->free(p->g, dl);
         free(lg);
     }
+    { /* greedy edge cases against pl_argmax: all NaN, -0.0 before +0.0, -inf only, NaN first */
+        enum { V = 7, R = 4 };
+        const float z = -0.0f;
+        float lg[R * V] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, -1, z, 0.0f, -2, -3, z, -5,
+                           -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                           NAN, 1, 2, NAN, 2, -1, 0};
+        float *dl = dup_dev(p, lg, sizeof lg);
+        pl_cuda_sample_params sp[R];
+        int32_t got[R];
+        for (int r = 0; r < R; r++) sp[r] = (pl_cuda_sample_params){0.0f, 0, 1.0f, 0.25};
+        CHECK_OK(pl_cuda_sample(p->g, dl, V, R, V, sp, got, err, sizeof err), err);
+        for (int r = 0; r < R; r++) CHECK_MSG(got[r] == pl_argmax(lg + r * V, V), "greedy row %d: %d, pl_argmax %d", r, got[r],
+                                              pl_argmax(lg + r * V, V));
+        p->go->free(p->g, dl);
+    }
     printf("  sampler: %d of %d draws equal to the CPU sampler\n", agree, total);
     CHECK_MSG(greedy_bad == 0, "greedy / top-1 disagree on %d draws", greedy_bad);
     CHECK_MSG(agree >= total * 97 / 100, "device sampling agrees on %d of %d draws", agree, total);

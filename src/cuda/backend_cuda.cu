@@ -736,6 +736,32 @@ __global__ void __launch_bounds__(SAMP_THREADS) sample_kernel(const float *logit
     if (tid == 0) out[row] = tok;
 }
 
+/* Greedy rows only: pl_argmax (first maximum, NaN skipped) spread over many blocks per row,
+ * each folding (value, lower id first) into one 64-bit key with atomicMax; one block per row
+ * took 65 us for 4 rows of 151936. -0.0 counts as 0.0, as the comparison does on the host. */
+__global__ void argmax_kernel(const float *logits, size_t ld, int V, unsigned long long *best) {
+    const float *L = logits + (size_t)blockIdx.y * ld;
+    unsigned long long k = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < V; i += gridDim.x * blockDim.x) {
+        const float x = L[i];
+        if (isnan(x)) continue;
+        const uint32_t u = __float_as_uint(x == 0.f ? 0.f : x);
+        const uint32_t key = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+        const unsigned long long c = ((unsigned long long)key << 32) | (0xffffffffu - (uint32_t)i);
+        k = c > k ? c : k;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long c = __shfl_xor_sync(0xffffffffu, k, o);
+        k = c > k ? c : k;
+    }
+    if ((threadIdx.x & 31) == 0 && k) atomicMax(&best[blockIdx.y], k);
+}
+
+__global__ void argmax_finish_kernel(const unsigned long long *best, int rows, int32_t *out) {
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) out[r] = best[r] ? (int32_t)(0xffffffffu - (uint32_t)best[r]) : 0; /* all NaN: id 0, as pl_argmax */
+}
+
 /* ---- ops table ---- */
 
 int op_weight_create(void *ctx, const pl_weight_src *const *parts, int num_parts, int is_matrix, void **out, char *err,
@@ -1506,22 +1532,33 @@ int pl_cuda_sample(pl_cuda_backend *b, const float *logits, size_t ld, int rows,
         if (!(p->u >= 0 && p->u < 1)) return pl_fail(err, err_len, PL_ERR_INVALID, "params[%d].u: %g must be in [0, 1)", r, p->u);
     }
     if (int frc = flush_appends(b)) return fwd(b, frc, err, err_len);
-    /* params then room for the tokens, in one slot */
-    const size_t pbytes = sizeof(pl_cuda_sample_params) * (size_t)rows, tbytes = sizeof(int32_t) * (size_t)rows;
+    int greedy = 1;
+    for (int r = 0; r < rows; r++) greedy &= params[r].temperature <= 0;
+    /* params, then the argmax keys (zeros), then room for the tokens, in one slot */
+    const size_t pbytes = sizeof(pl_cuda_sample_params) * (size_t)rows, kbytes = sizeof(unsigned long long) * (size_t)rows,
+                 tbytes = sizeof(int32_t) * (size_t)rows;
     void *d = nullptr;
-    int rc = ensure_scratch(b, sizeof(float) * (size_t)rows * vocab);
+    int rc = greedy ? PL_OK : ensure_scratch(b, sizeof(float) * (size_t)rows * vocab);
     if (rc == PL_OK) {
-        char *tmp = static_cast<char *>(malloc(pbytes + tbytes));
+        char *tmp = static_cast<char *>(malloc(pbytes + kbytes + tbytes));
         if (!tmp) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_sample: out of memory");
         memcpy(tmp, params, pbytes);
-        memset(tmp + pbytes, 0xff, tbytes);
-        rc = stage_upload(b, SLOT_SAMPLE, tmp, pbytes + tbytes, &d);
+        memset(tmp + pbytes, 0, kbytes);
+        memset(tmp + pbytes + kbytes, 0xff, tbytes);
+        rc = stage_upload(b, SLOT_SAMPLE, tmp, pbytes + kbytes + tbytes, &d);
         free(tmp);
     }
     if (rc) return fwd(b, rc, err, err_len);
-    int32_t *dtok = reinterpret_cast<int32_t *>(static_cast<char *>(d) + pbytes);
-    sample_kernel<<<rows, SAMP_THREADS, 0, b->stream>>>(logits, ld, vocab, static_cast<const pl_cuda_sample_params *>(d),
-                                                        static_cast<float *>(b->scratch), dtok);
+    unsigned long long *dkey = reinterpret_cast<unsigned long long *>(static_cast<char *>(d) + pbytes);
+    int32_t *dtok = reinterpret_cast<int32_t *>(static_cast<char *>(d) + pbytes + kbytes);
+    if (greedy) {
+        const int per_row = (vocab + 2047) / 2048; /* 256 threads x 8 values */
+        argmax_kernel<<<dim3((unsigned)per_row, (unsigned)rows), 256, 0, b->stream>>>(logits, ld, vocab, dkey);
+        argmax_finish_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, b->stream>>>(dkey, rows, dtok);
+    } else {
+        sample_kernel<<<rows, SAMP_THREADS, 0, b->stream>>>(logits, ld, vocab, static_cast<const pl_cuda_sample_params *>(d),
+                                                            static_cast<float *>(b->scratch), dtok);
+    }
     if ((rc = check_launch(b, "sample kernel"))) return fwd(b, rc, err, err_len);
     cudaError_t e = cudaMemcpyAsync(tokens, dtok, tbytes, cudaMemcpyDeviceToHost, b->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
