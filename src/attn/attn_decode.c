@@ -199,29 +199,7 @@ int pl_attn_decode(const pl_paged_attention_args *a, int simd_level) {
             int bb = bk / Hkv, kvh = bk % Hkv;
             int ns = (first[bb + 1] - first[bb]) / Hkv;
             if (ns <= 1) continue; /* inactive, or stored by the sweep */
-            float *mo = mine, *lo = mo + rows, *oo = lo + rows; /* reuse thread scratch */
-            for (int i = 0; i < rows; i++) {
-                float mx = -INFINITY;
-                for (int sp = 0; sp < ns; sp++) {
-                    const float *ps = parts + part * (size_t)(first[bb] + sp * Hkv + kvh);
-                    if (ps[i] > mx) mx = ps[i];
-                }
-                float lsum = 0.0f;
-                float *dst = oo + (size_t)i * dp;
-                for (int d = 0; d < dp; d++) dst[d] = 0.0f;
-                if (mx != -INFINITY) {
-                    for (int sp = 0; sp < ns; sp++) {
-                        const float *ps = parts + part * (size_t)(first[bb] + sp * Hkv + kvh);
-                        if (ps[i] == -INFINITY) continue;
-                        float c = exp2f(ps[i] - mx);
-                        lsum += ps[rows + i] * c;
-                        const float *src = ps + 2 * (size_t)rows + (size_t)i * dp;
-                        for (int d = 0; d < dp; d++) dst[d] += c * src[d];
-                    }
-                }
-                lo[i] = lsum;
-            }
-            pl_attn_store(&g, bb, kvh, 0, a->query_len, oo, lo);
+            merge_store(&g, parts, part, first[bb], ns, Hkv, bb, kvh, rows, mine); /* thread scratch reused */
         }
     }
     pl_attn_zero_inactive(a);
