@@ -154,13 +154,6 @@ cudaError_t launch(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N,
 constexpr int MW = 8; /* warps per block, splitting K */
 constexpr int MU = 4; /* k steps of W loaded ahead */
 
-__device__ __forceinline__ void mma16816(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                         uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
 /* gridDim.y > 1: that many blocks split K for one 16-row tile; each leaves its partial tile
  * in ws ([split][tile][128] f32) and the last to arrive (cnt[tile], back to 0 after) adds
  * them up and stores: no second launch, and the counters are ready for a graph replay. */
@@ -197,8 +190,10 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
             if (s >= steps) break;
             const int c = s * 4 + t;
             const uint4 b = g < M && c < kc ? __ldg(xg + c) : make_uint4(0, 0, 0, 0);
-            mma16816(acc, a[u][0].x, a[u][1].x, a[u][0].y, a[u][1].y, b.x, b.y);
-            mma16816(acc, a[u][0].z, a[u][1].z, a[u][0].w, a[u][1].w, b.z, b.w);
+            const uint32_t lo[4] = {a[u][0].x, a[u][1].x, a[u][0].y, a[u][1].y};
+            const uint32_t hi[4] = {a[u][0].z, a[u][1].z, a[u][0].w, a[u][1].w};
+            mma_bf16(acc, lo, b.x, b.y); /* ptx.cuh */
+            mma_bf16(acc, hi, b.z, b.w);
         }
     }
     if (!waited) pdl_wait();

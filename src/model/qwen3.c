@@ -246,6 +246,9 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
     int32_t *block_table = NULL, *ctx_lens = NULL;
     const pl_seq_cache **l0 = NULL;
     int *pending = NULL, max_pages = 0, appended_layers = 0, graphed = 0;
+    /* A decode step that returns sampled tokens may run as a CUDA graph (backend permitting):
+     * its launches depend on the row count and the block-table width only. */
+    const int graphable = paged && out->tokens && !logits && !out->no_graph && rows == nonempty && o->graph_begin;
     if (!row_start || !pos) {
         rc = pl_fail(err, err_len, PL_ERR_NOMEM, "forward: out of memory");
         goto done;
@@ -274,7 +277,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
         }
         max_pages = pl_kv_max_pages(l0, b->num_seqs);
         if (max_pages < 1) max_pages = 1;
-        if (o->graph_begin && rows == nonempty) max_pages = (max_pages + 7) / 8 * 8; /* fewer graph shapes */
+        if (graphable) max_pages = (max_pages + 7) / 8 * 8; /* fewer graph shapes */
         block_table = malloc(sizeof(int32_t) * (size_t)b->num_seqs * (size_t)max_pages);
         ctx_lens = malloc(sizeof(int32_t) * (size_t)b->num_seqs);
         if (!block_table || !ctx_lens) {
@@ -290,9 +293,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
                 ctx_lens[k++] = ctx_lens[i];
             }
     }
-    /* A decode step that returns sampled tokens may run as a CUDA graph (backend permitting):
-     * its launches depend on the row count and the block-table width only. */
-    if (paged && out->tokens && !logits && !out->no_graph && rows == nonempty && o->graph_begin) {
+    if (graphable) {
         uint64_t key = ((uint64_t)rows << 32) ^ ((uint64_t)max_pages << 8) ^ (uint64_t)b->num_seqs;
         graphed = o->graph_begin(bx, key) == PL_OK;
     }
