@@ -423,7 +423,7 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                 r->query_len = jb->L;
                 r->context = jb->S;
                 r->causal = jb->causal;
-                snprintf(r->variant, sizeof r->variant, "%s-%s%s", names[vi], lay, layout == 0 ? (ps == 128 ? "-p128" : "") : "");
+                snprintf(r->variant, sizeof r->variant, "%.24s-%.10s%s", names[vi], lay, layout == 0 ? (ps == 128 ? "-p128" : "") : "");
                 r->max_abs_err = NAN;
                 double med = 0;
                 if (!time_variant(&sb, jb->causal, &vars[vi], &o, &med, o.check ? &r->max_abs_err : NULL)) {

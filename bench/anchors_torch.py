@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Same-run anchors for the CUDA attention benchmark, and the comparison table.
 
-  anchors_torch.py attention --json-output FILE [--quick] [--iters N]
+  anchors_torch.py attention --json-output FILE [--quick] [--iters N] [--only decode,prefill,chunk]
       torch scaled_dot_product_attention with the FLASH_ATTENTION (FA2) and CUDNN_ATTENTION
       backends on dense contiguous K/V, the shapes of `pagellm bench-attention --device cuda`
       (Qwen3-4B heads 32/8, head_dim 128, bf16), timed with CUDA events around CUDA-graph
@@ -48,8 +48,9 @@ CHUNK_Q = [128, 512]
 CHUNK_CTX = [1024, 4096, 8192]
 
 
-def shapes(quick=False):
-    """(kind, batch, query_len, context) in the order of the pagellm benchmark."""
+def shapes(quick=False, only=None):
+    """(kind, batch, query_len, context) in the order of the pagellm benchmark; only: a set
+    of kinds among decode, prefill, chunk (None: all)."""
     out = []
     dec = [DECODE[0], DECODE[3]] if quick else DECODE
     out += [("decode", b, 1, s) for b, s in dec]
@@ -58,6 +59,9 @@ def shapes(quick=False):
         for c in ([8192] if quick else CHUNK_CTX):
             if q <= c:
                 out.append(("prefill-chunk", 4, q, c))
+    if only:
+        short = {"decode": "decode", "prefill-static": "prefill", "prefill-chunk": "chunk"}
+        out = [x for x in out if short[x[0]] in only]
     return out
 
 
@@ -97,7 +101,7 @@ def ceilings(torch):
     return {"copy_gbps": copy_gbps, "gemm_bf16_tflops": 2 * m ** 3 / (us * 1e-6) / 1e12}
 
 
-def bench_attention(quick=False, iters=50, warmup=5, rotate_bytes=256 << 20, log=sys.stderr):
+def bench_attention(quick=False, iters=50, warmup=5, rotate_bytes=256 << 20, log=sys.stderr, only=None):
     """Returns the anchors report (a dict) for the benchmark shapes."""
     import torch
     import torch.nn.functional as F
@@ -113,7 +117,7 @@ def bench_attention(quick=False, iters=50, warmup=5, rotate_bytes=256 << 20, log
               "timing": "CUDA events around CUDA-graph replays (eager when capture fails); median"}
     print(f"anchors: {report['gpu']}, torch {torch.__version__}, ceilings {report['ceilings']}", file=log)
     backends = [("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)]
-    for kind, B, L, S in shapes(quick):
+    for kind, B, L, S in shapes(quick, only):
         set_bytes = B * HKV * S * HD * 2 * 2
         sets = max(1, min(8, math.ceil(rotate_bytes / set_bytes)))
         g = torch.Generator(device=dev).manual_seed(0)
@@ -528,6 +532,7 @@ def main(argv=None):
     a = sub.add_parser("attention", help="time torch SDPA anchors")
     a.add_argument("--json-output", required=True)
     a.add_argument("--quick", action="store_true")
+    a.add_argument("--only", help="kinds to run: decode,prefill,chunk (default all), as bench-attention --only")
     a.add_argument("--iters", type=int, default=50)
     a.add_argument("--warmup", type=int, default=5)
     c = sub.add_parser("compare", help="pagellm / anchor table")
@@ -557,7 +562,10 @@ def main(argv=None):
     trace_flags(t)
     args = ap.parse_args(argv)
     if args.cmd == "attention":
-        rep = bench_attention(quick=args.quick, iters=args.iters, warmup=args.warmup)
+        only = set(args.only.split(",")) if args.only else None
+        if only and not only <= {"decode", "prefill", "chunk"}:
+            ap.error("--only: kinds are decode, prefill, chunk (got %s)" % args.only)
+        rep = bench_attention(quick=args.quick, iters=args.iters, warmup=args.warmup, only=only)
         with open(args.json_output, "w") as f:
             json.dump(rep, f, indent=1)
     elif args.cmd == "compare":

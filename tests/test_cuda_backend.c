@@ -162,16 +162,21 @@ static void *make_weight(pair *p, int gpu, const float *w, int rows, int cols, i
 }
 
 static void test_matmul(pair *p) {
-    /* {N, K, M}: M <= 8 with K % 8 == 0 takes the skinny-GEMM kernel (bf16); odd N and K
-     * tails of its 256-element steps are covered; every shape also runs through cuBLAS. */
+    /* {N, K, M}: M <= 64 with K % 8 == 0 takes a skinny-GEMM kernel (bf16): odd N and K
+     * tails of their k steps and tiles, and the K splits of the big shapes, are covered;
+     * every shape also runs through cuBLAS. */
     static const int shapes[][3] = {{1, 2, 1},     {7, 34, 3},     {65, 130, 5},  {300, 256, 17}, {128, 1024, 64},
                                     {1000, 96, 130}, {1, 8, 1},    {37, 264, 2},  {1001, 2560, 4}, {515, 776, 8},
                                     {300, 2056, 3}, {9, 512, 5},   {13, 1032, 6}, {4099, 128, 7},
-                                    {77, 1000, 12}, {2571, 40, 33}, {31, 264, 64}};
-    for (size_t s = 0; s < 3 * sizeof shapes / sizeof shapes[0]; s++) {
-        const size_t si = s % (sizeof shapes / sizeof shapes[0]);
-        /* passes: tensor-core skinny GEMM (default), cuBLAS only, CUDA-core skinny GEMM */
-        const int gemv = s < sizeof shapes / sizeof shapes[0] ? 1 : s < 2 * sizeof shapes / sizeof shapes[0] ? 0 : 2;
+                                    {77, 1000, 12}, {2571, 40, 33}, {31, 264, 64}, {300, 2056, 9},
+                                    {6144, 2560, 64}, {2560, 4096, 40}, {1000, 264, 50}};
+    const size_t ns = sizeof shapes / sizeof shapes[0];
+    for (size_t s = 0; s < 4 * ns; s++) {
+        const size_t si = s % ns;
+        /* passes: default kernels (tile kernel from 2 rows), cuBLAS only, CUDA-core kernel,
+         * untiled tensor-core kernel */
+        static const int modes[4] = {1, 0, 2, 3};
+        const int gemv = modes[s / ns];
         pl_cuda_backend_use_gemv(p->g, gemv);
         int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
         float *w = rand_act(PL_F32, (size_t)N * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);

@@ -21,19 +21,12 @@
 #include <string.h>
 
 #include "base/timing.h"
+#include "bench_cuda.h"
 #include "cuda/backend_cuda.h"
 #include "model/model_internal.h"
 #include "pagellm/cuda.h"
 #include "pagellm/model.h"
 
-#define CK(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
 
 /* bf16 GEMM [M, K] x [K, N] through cuBLAS, f32 accumulation, random data */
 static double gemm_tflops(int M, int N, int K) {
@@ -130,17 +123,20 @@ int main(int argc, char **argv) {
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)ntok);
     for (int i = 0; i < ntok; i++) toks[i] = (int32_t)((i * 7919 + 13) % c->vocab_size);
     double *times = malloc(sizeof(double) * (size_t)steps), *times_logits = malloc(sizeof(double) * (size_t)steps);
-    double *times_nopdl = malloc(sizeof(double) * (size_t)steps);
+    double *times_nopdl = malloc(sizeof(double) * (size_t)steps), *times_gemmpdl = malloc(sizeof(double) * (size_t)steps);
+    double *times_t64 = malloc(sizeof(double) * (size_t)steps), *times_mma = malloc(sizeof(double) * (size_t)steps);
     int32_t *sampled = malloc(sizeof(int32_t) * (size_t)maxb);
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (jf)
         fprintf(jf, "{\"device\": \"%s\", \"copy_gbps\": %.1f, \"gemm_tflops\": %.2f, \"gemm_chunk_tflops\": %.2f, \"shape\": \"%s\", "
                     "\"weight_bytes\": %zu, \"decode\": [",
                 prop.name, bw, tf, tf_chunk, shape, wbytes);
-    printf("decode step = pl_model_forward_sample (greedy on the device, token ids back); last column: the same step\n"
-           "returning f32 logits of every row to the host (pl_model_forward)\n");
-    printf("%-8s %8s %12s %10s %12s %10s %10s %16s %14s\n", "batch", "context", "step ms", "tok/s", "roofline ms", "x roofline",
-           "GB/s", "logits-step ms", "no-PDL step ms");
+    printf("decode step = pl_model_forward_sample (greedy on the device, token ids back); logits-step: the same step\n"
+           "returning f32 logits of every row to the host (pl_model_forward); then the step without programmatic\n"
+           "dependent launch, with it for the skinny GEMMs only, with the tile kernel up to 64 rows, and with the\n"
+           "untiled tensor-core kernel at 2-8 rows\n");
+    printf("%-8s %8s %12s %10s %12s %10s %10s %16s %14s %14s %12s %14s\n", "batch", "context", "step ms", "tok/s", "roofline ms",
+           "x roofline", "GB/s", "logits-step ms", "no-PDL step ms", "PDL GEMMs ms", "tile-64 ms", "untiled MMA ms");
     int rc = 0;
     size_t kv_tok = (size_t)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;
     for (int k = 0; k < nb && !rc && strcmp(only, "prefill"); k++) {
@@ -162,11 +158,15 @@ int main(int argc, char **argv) {
         }
         for (int b = 0; b < B; b++) lens[b] = 1;
         /* The serving step (greedy tokens sampled on the device, ids back), the same step
-         * returning f32 logits of every row to the host, and the serving step with the skinny
-         * GEMMs launched without programmatic dependent launch. */
-        double st_logits = 0, st_nopdl = 0;
-        for (int mode = 0; mode < 3 && !rc; mode++) {
-            pl_cuda_backend_use_pdl(m->bctx, mode != 2);
+         * returning f32 logits of every row to the host, and the serving step without
+         * programmatic dependent launch, with it for the skinny GEMMs only, with the tile
+         * kernel up to 64 rows, and with the untiled tensor-core kernel at 2-8 rows. */
+        double st_logits = 0, st_nopdl = 0, st_gemmpdl = 0, st_t64 = 0, st_mma = 0;
+        double *mt[6] = {times, times_logits, times_nopdl, times_gemmpdl, times_t64, times_mma};
+        for (int mode = 0; mode < 6 && !rc; mode++) {
+            /* 4: the tile kernel up to 64 rows; 5: the untiled tensor-core kernel at 2-8 rows */
+            pl_cuda_backend_use_gemv(m->bctx, mode == 4 ? 4 : mode == 5 ? 3 : 1);
+            pl_cuda_backend_use_pdl(m->bctx, mode == 2 ? 0 : mode == 3 ? 2 : 1);
             for (int s = -3; s < steps && !rc; s++) {
                 for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
                 pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
@@ -175,10 +175,11 @@ int main(int argc, char **argv) {
                 rc = mode != 1 ? pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err)
                                : pl_model_forward(m, &fb, logits, err, sizeof err);
                 if (mode == 0 && s == steps - 1) cudaProfilerStop();
-                if (s >= 0) (mode == 0 ? times : mode == 1 ? times_logits : times_nopdl)[s] = pl_now_seconds() - ts;
+                if (s >= 0) mt[mode][s] = pl_now_seconds() - ts;
             }
         }
         pl_cuda_backend_use_pdl(m->bctx, 1);
+        pl_cuda_backend_use_gemv(m->bctx, 1);
         if (!rc) {
             long gc, gr, gx;
             pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);
@@ -186,14 +187,20 @@ int main(int argc, char **argv) {
             double st = pl_median(times, steps);
             st_logits = pl_median(times_logits, steps);
             st_nopdl = pl_median(times_nopdl, steps);
+            st_gemmpdl = pl_median(times_gemmpdl, steps);
+            st_t64 = pl_median(times_t64, steps);
+            st_mma = pl_median(times_mma, steps);
             double kvb = (double)B * (context + steps) * kv_tok;
             double roof = (wbytes + kvb) / (bw * 1e9);
-            printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f %16.3f %14.3f\n", B, context, st * 1e3, B / st, roof * 1e3,
-                   st / roof, (wbytes + kvb) / st / 1e9, st_logits * 1e3, st_nopdl * 1e3);
+            printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f %16.3f %14.3f %14.3f %12.3f %14.3f\n", B, context, st * 1e3, B / st,
+                   roof * 1e3, st / roof, (wbytes + kvb) / st / 1e9, st_logits * 1e3, st_nopdl * 1e3, st_gemmpdl * 1e3,
+                   st_t64 * 1e3, st_mma * 1e3);
             if (jf)
                 fprintf(jf, "%s{\"batch\": %d, \"context\": %d, \"step_ms\": %.4f, \"tok_s\": %.1f, \"roofline_ms\": %.4f, "
-                            "\"step_logits_to_host_ms\": %.4f, \"step_no_pdl_ms\": %.4f}",
-                        k ? ", " : "", B, context, st * 1e3, B / st, roof * 1e3, st_logits * 1e3, st_nopdl * 1e3);
+                            "\"step_logits_to_host_ms\": %.4f, \"step_no_pdl_ms\": %.4f, \"step_pdl_gemm_only_ms\": %.4f, "
+                            "\"step_tile64_ms\": %.4f, \"step_untiled_mma_ms\": %.4f}",
+                        k ? ", " : "", B, context, st * 1e3, B / st, roof * 1e3, st_logits * 1e3, st_nopdl * 1e3, st_gemmpdl * 1e3,
+                        st_t64 * 1e3, st_mma * 1e3);
         }
         for (int b = 0; b < B; b++) pl_kv_seq_destroy(&seqs[b]);
         pl_kv_pools_destroy(&pools);
@@ -247,14 +254,15 @@ int main(int argc, char **argv) {
         cudaEvent_t e0, e1;
         cudaEventCreate(&e0), cudaEventCreate(&e1);
         if (jf) fprintf(jf, ", \"gemm_layers_ms\": {");
-        /* (rows, skinny-GEMM mode): the default kernels at 1/4/64/chunk rows, then cuBLAS and
-         * the CUDA-core kernel at decode sizes */
-        static const int plan[][2] = {{1, 1}, {4, 1}, {64, 1}, {0, 1}, {1, 0}, {4, 0}, {64, 0}, {1, 2}, {4, 2}};
-        static const char *mode_name[3] = {" (cuBLAS)", "", " (CUDA-core kernel)"};
-        for (int ri = 0; ri < 9 && x && y; ri++) {
+        /* (rows, skinny-GEMM mode): the default kernels at 1/4/16/32/64/chunk rows, then cuBLAS,
+         * the CUDA-core kernel and the untiled tensor-core kernel at decode sizes */
+        static const int plan[][2] = {{1, 1}, {4, 1},  {16, 1}, {32, 1}, {64, 1}, {0, 1}, {1, 0}, {4, 0},
+                                      {16, 0}, {32, 0}, {64, 0}, {1, 2}, {4, 2},  {4, 3}, {8, 3}, {8, 1}};
+        static const char *mode_name[4] = {" (cuBLAS)", "", " (CUDA-core kernel)", " (untiled tensor-core kernel)"};
+        for (int ri = 0; ri < (int)(sizeof plan / sizeof plan[0]) && x && y; ri++) {
             const int M = plan[ri][0] ? plan[ri][0] : chunk, gm = plan[ri][1], blas_only = gm != 1;
             pl_cuda_backend_use_gemv(m->bctx, gm);
-            double tot = 0, flops = 0;
+            double tot = 0, flops = 0, per[4];
             for (int g = 0; g < 4; g++) {
                 double t[10];
                 for (int i = -2; i < 10; i++) {
@@ -266,14 +274,17 @@ int main(int argc, char **argv) {
                     cudaEventElapsedTime(&ms, e0, e1);
                     if (i >= 0) t[i] = ms / 1e3;
                 }
-                tot += pl_median(t, 10);
+                per[g] = pl_median(t, 10);
+                tot += per[g];
                 flops += 2.0 * M * (double)ns[g] * ks[g];
             }
             const double wb = 2.0 * ((double)ns[0] * ks[0] + (double)ns[1] * ks[1] + (double)ns[2] * ks[2] + (double)ns[3] * ks[3]);
-            printf("GEMMs alone%s, %d rows: %.3f ms per step (%d layers; %.1f TFLOP/s; weights at %.0f GB/s)\n",
-                   mode_name[gm], M, tot * c->num_layers * 1e3, c->num_layers, flops / tot / 1e12, wb / tot / 1e9);
+            printf("GEMMs alone%s, %d rows: %.3f ms per step (%d layers; %.1f TFLOP/s; weights at %.0f GB/s; qkv/o/gate_up/down "
+                   "%.1f/%.1f/%.1f/%.1f us)\n",
+                   mode_name[gm], M, tot * c->num_layers * 1e3, c->num_layers, flops / tot / 1e12, wb / tot / 1e9, per[0] * 1e6,
+                   per[1] * 1e6, per[2] * 1e6, per[3] * 1e6);
             if (jf)
-                fprintf(jf, "%s\"%d%s\": %.4f", ri ? ", " : "", M, !blas_only ? "" : gm ? "_fma" : "_cublas",
+                fprintf(jf, "%s\"%d%s\": %.4f", ri ? ", " : "", M, !blas_only ? "" : gm == 2 ? "_fma" : gm == 3 ? "_mma" : "_cublas",
                         tot * c->num_layers * 1e3);
         }
         pl_cuda_backend_use_gemv(m->bctx, 1);
@@ -312,7 +323,7 @@ int main(int argc, char **argv) {
     }
     if (jf) fprintf(jf, "}\n"), fclose(jf);
     if (rc) fprintf(stderr, "bench_model_cuda: %s\n", err);
-    free(logits), free(toks), free(times), free(times_logits), free(times_nopdl), free(sampled);
+    free(logits), free(toks), free(times), free(times_logits), free(times_nopdl), free(times_gemmpdl), free(times_t64), free(times_mma), free(sampled);
     pl_model_free(m);
     return rc ? 1 : 0;
 }

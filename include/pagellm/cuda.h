@@ -33,6 +33,9 @@ typedef struct pl_cuda_attn_options {
     void *workspace;            /* device scratch for split partials (NULL: taken from the stream's
                                    pool with cudaMallocAsync and released after the call) */
     size_t workspace_bytes;     /* size of workspace; too small means the pool is used */
+    int no_pdl;                 /* 1: launch without programmatic dependent launch (by default the
+                                   kernels may launch while the previous kernel on the stream ends,
+                                   and wait for it before reading anything) */
 } pl_cuda_attn_options;
 
 /* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options

@@ -129,6 +129,7 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
     p.scale_log2 = scale * 1.4426950408889634f;
     p.splits = 1;
     p.chunk = 0;
+    p.pdl = !(opt && opt->no_pdl);
     int rows = 0;
     if (kern == PL_CUDA_ATTN_MMA) {
         /* MMA shape: 4 or 8 warps of 16 query rows, or 32 = 4 warps of 32 rows */

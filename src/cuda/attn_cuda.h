@@ -20,6 +20,7 @@ typedef struct pl_attn_params {
     int splits, chunk; /* keys per split: a multiple of 64 */
     int causal;
     float scale_log2;  /* scale * log2(e) */
+    int pdl;           /* launch with programmatic dependent launch (the kernels wait first) */
 } pl_attn_params;
 
 #ifdef __cplusplus

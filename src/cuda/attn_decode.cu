@@ -73,6 +73,8 @@ template <typename T, int VEC, int LPK, int NPER, int ROWS, int U> constexpr siz
 
 template <typename T, int VEC, int LPK, int NPER, int ROWS, int U>
 __global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 3) split_attention_kernel(const pl_attn_params p) {
+    pdl_trigger();
+    pdl_wait();
     typedef typename raw_of<T, VEC>::type raw_t;
     constexpr int KPW = 32 / LPK;      /* keys per warp step */
     constexpr int KPS = KPW * kWarps;  /* keys per CTA step */
@@ -354,6 +356,7 @@ __global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 3) split_at
 template <typename T>
 __global__ void __launch_bounds__(256) merge_kernel(const pl_attn_params p) {
     pdl_trigger(); /* the output projection after us may start loading its weights */
+    pdl_wait();
     __shared__ float red[8][260];
     __shared__ float red_l[8];
     const size_t orow = blockIdx.x;
@@ -409,7 +412,7 @@ void launch_one(const pl_attn_params *p, dim3 grid, cudaStream_t stream) {
     constexpr size_t smem = split_smem_bytes<T, VEC, LPK, NPER, ROWS, U>();
     if (smem > 48 * 1024)
         cudaFuncSetAttribute(split_attention_kernel<T, VEC, LPK, NPER, ROWS, U>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    split_attention_kernel<T, VEC, LPK, NPER, ROWS, U><<<grid, 128, smem, stream>>>(*p);
+    launch_pdl(split_attention_kernel<T, VEC, LPK, NPER, ROWS, U>, grid, dim3(128), smem, stream, p->pdl, *p);
 }
 
 template <typename T, int VEC, int LPK, int NPER>
@@ -466,8 +469,8 @@ extern "C" int pl_cuda_attn_split_launch(const pl_attn_params *p, pl_dtype dtype
 extern "C" int pl_cuda_attn_merge_launch(const pl_attn_params *p, pl_dtype dtype, cudaStream_t stream, char *err, size_t err_len) {
     if (p->splits > 1) {
         const unsigned rows_out = (unsigned)((size_t)p->batch * p->query_len * p->num_heads);
-        if (dtype == PL_BF16) merge_kernel<uint16_t><<<rows_out, 256, 0, stream>>>(*p);
-        else merge_kernel<float><<<rows_out, 256, 0, stream>>>(*p);
+        if (dtype == PL_BF16) launch_pdl(merge_kernel<uint16_t>, dim3(rows_out), dim3(256), 0, stream, p->pdl, *p);
+        else launch_pdl(merge_kernel<float>, dim3(rows_out), dim3(256), 0, stream, p->pdl, *p);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "attention merge kernel launch: %s", cudaGetErrorString(e));
     }

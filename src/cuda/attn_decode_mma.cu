@@ -32,6 +32,7 @@ __device__ __forceinline__ uint16_t to_bf16(float x) {
 __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params p) {
     extern __shared__ __align__(128) unsigned char smem[];
     pdl_trigger(); /* the output projection after us may start loading its weights */
+    pdl_wait();
     const int split = blockIdx.x % p.splits;
     const int r0 = (blockIdx.x / p.splits) * kRows;
     const int kvh = blockIdx.y, b = blockIdx.z;
@@ -259,8 +260,8 @@ extern "C" int pl_cuda_attn_decode_mma_launch(const pl_attn_params *p, cudaStrea
     cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     if (e == cudaSuccess) {
         dim3 grid((unsigned)(p->splits * chunks), (unsigned)p->num_kv_heads, (unsigned)p->batch);
-        decode_mma_kernel<<<grid, 128, kSmem, stream>>>(*p);
-        e = cudaGetLastError();
+        e = launch_pdl(decode_mma_kernel, grid, dim3(128), (size_t)kSmem, stream, p->pdl, *p);
+        if (e == cudaSuccess) e = cudaGetLastError();
     }
     if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "decode mma kernel launch: %s", cudaGetErrorString(e));
     return pl_cuda_attn_merge_launch(p, PL_BF16, stream, err, err_len);

@@ -74,6 +74,8 @@ __device__ __forceinline__ void load_tile(uint32_t dst, const uint16_t *pages, c
 
 template <int WARPS, int MT, bool SPLITKV>
 __global__ void __launch_bounds__(WARPS * 32, (WARPS == 4 ? 2 : 1)) mma_attention_kernel(const pl_attn_params p) {
+    pdl_trigger();
+    pdl_wait();
     constexpr int THREADS = WARPS * 32;
     constexpr int WROWS = 16 * MT;          /* query rows per warp */
     constexpr int BQ = WARPS * WROWS;
@@ -296,8 +298,8 @@ template <int WARPS, int MT, bool SPLITKV> int launch(const pl_attn_params *p, c
     cudaError_t e = cudaFuncSetAttribute(mma_attention_kernel<WARPS, MT, SPLITKV>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return (int)e;
     dim3 grid((unsigned)((p->query_len + BQ - 1) / BQ), (unsigned)p->num_heads, (unsigned)p->batch);
-    mma_attention_kernel<WARPS, MT, SPLITKV><<<grid, WARPS * 32, smem, stream>>>(*p);
-    return (int)cudaGetLastError();
+    e = launch_pdl(mma_attention_kernel<WARPS, MT, SPLITKV>, grid, dim3(WARPS * 32), smem, stream, p->pdl, *p);
+    return (int)(e != cudaSuccess ? e : cudaGetLastError());
 }
 
 } // namespace

@@ -90,8 +90,9 @@ struct pl_cuda_backend {
     size_t attn_ws_bytes;
     pl_kv_storage_ops kv_ops;
     kv_pending pend;
-    int gemv_mode; /* skinny GEMMs (m <= 8): 1 default kernels, 2 CUDA-core FMAs only, 0 cuBLAS only */
-    pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch */
+    int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
+    pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
+    int pdl_small;           /* PDL switch of every other kernel of a step */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
     int num_graphs, cur_graph, gmode, graphs_off;
@@ -292,8 +293,9 @@ template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float 
 /* The value an intermediate takes when stored in the act dtype (as the CPU path rounds). */
 template <typename T> __device__ __forceinline__ float round_act(float x) { return tof(fromf<T>(x)); }
 
-/* Kernels that precede a skinny GEMM call pdl_trigger (ptx.cuh) first: the GEMM may start
- * loading weights at once and waits for this grid's results before reading them. */
+/* Every kernel of a step starts with pdl_trigger + pdl_wait (ptx.cuh) and is launched with
+ * launch_pdl: its launch overlaps the kernel before it, and the next kernel (a skinny GEMM
+ * loading weights, say) may start early and wait for our results. */
 
 template <typename R> __device__ __forceinline__ R warp_sum(R v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -313,6 +315,8 @@ template <typename R> __device__ R block_sum(R v, R *red) {
 
 template <typename T>
 __global__ void embed_kernel(const T *w, const int32_t *tok, int cols, T *out) {
+    pdl_trigger();
+    pdl_wait();
     const T *src = w + (size_t)tok[blockIdx.x] * cols;
     T *dst = out + (size_t)blockIdx.x * cols;
     for (int i = threadIdx.x; i < cols; i += blockDim.x) dst[i] = src[i];
@@ -321,6 +325,7 @@ __global__ void embed_kernel(const T *w, const int32_t *tok, int cols, T *out) {
 template <typename T>
 __global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T *out) {
     pdl_trigger();
+    pdl_wait();
     __shared__ float red[32];
     const T *xr = x + (size_t)blockIdx.x * dim;
     T *o = out + (size_t)blockIdx.x * dim;
@@ -339,6 +344,7 @@ __global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T
 template <typename T>
 __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, float eps, T *out) {
     pdl_trigger();
+    pdl_wait();
     __shared__ float red[32];
     T *hr = h + (size_t)blockIdx.x * dim;
     const T *xr = x + (size_t)blockIdx.x * dim;
@@ -359,6 +365,7 @@ __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, fl
 __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 *x, const float *w, int dim, float eps,
                                           __nv_bfloat16 *out) {
     pdl_trigger();
+    pdl_wait();
     __shared__ float red[32];
     const int c = threadIdx.x, nc = dim / 8;
     uint4 *hr = reinterpret_cast<uint4 *>(h + (size_t)blockIdx.x * dim);
@@ -393,6 +400,8 @@ __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 
 }
 
 __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int rows, int hd, float *cs) {
+    pdl_trigger();
+    pdl_wait();
     const int half = hd / 2;
     const size_t n = (size_t)rows * half;
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < n; t += (size_t)gridDim.x * blockDim.x) {
@@ -410,6 +419,8 @@ __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int row
 template <typename T>
 __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int hd, const float *wq, const float *wk,
                                     float eps, const float *cst) {
+    pdl_trigger();
+    pdl_wait();
     extern __shared__ float sm[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int h = blockIdx.y * (blockDim.x >> 5) + warp, r = blockIdx.x;
@@ -440,6 +451,7 @@ __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int 
 template <typename T>
 __global__ void swiglu_kernel(const T *gu, int inter, T *out) {
     pdl_trigger();
+    pdl_wait();
     const T *g_row = gu + (size_t)blockIdx.y * 2 * inter, *u_row = g_row + inter;
     T *o = out + (size_t)blockIdx.y * inter;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inter; i += gridDim.x * blockDim.x) {
@@ -451,8 +463,22 @@ __global__ void swiglu_kernel(const T *gu, int inter, T *out) {
 
 template <typename T>
 __global__ void add_kernel(T *h, const T *x, size_t n) {
+    pdl_trigger();
+    pdl_wait();
     for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < n; t += (size_t)gridDim.x * blockDim.x)
         h[t] = fromf<T>(tof(h[t]) + tof(x[t]));
+}
+
+/* rows x width elements between strided rows, 16 bytes per thread when everything is
+ * 16-byte aligned (W = uint4), else one element (a kernel, not cudaMemcpy2DAsync, so the
+ * launch chain of a step stays programmatic). */
+template <typename W>
+__global__ void copy_rows_kernel(char *dst, size_t dst_stride, const char *src, size_t src_stride, int words) {
+    pdl_trigger();
+    pdl_wait();
+    const W *s = reinterpret_cast<const W *>(src + blockIdx.y * src_stride);
+    W *d = reinterpret_cast<W *>(dst + blockIdx.y * dst_stride);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x) d[i] = s[i];
 }
 
 unsigned grid_for(size_t n, int threads) {
@@ -881,12 +907,13 @@ int op_embed(void *ctx, const void *p, const int32_t *tokens, int n, void *out, 
     SIG(b, 3ULL, U64(w->d), (unsigned long long)n, U64(out));
     if (REPLAYING(b)) return PL_OK;
     const int threads = w->cols >= 256 ? 256 : 128;
+    const int pdl = b->pdl_small;
     if (w->dtype == PL_BF16)
-        embed_kernel<<<n, threads, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(w->d), static_cast<const int32_t *>(dt),
-                                                   w->cols, static_cast<__nv_bfloat16 *>(out));
+        launch_pdl(embed_kernel<__nv_bfloat16>, dim3(n), dim3(threads), 0, b->stream, pdl, static_cast<const __nv_bfloat16 *>(w->d),
+                   static_cast<const int32_t *>(dt), w->cols, static_cast<__nv_bfloat16 *>(out));
     else
-        embed_kernel<<<n, threads, 0, b->stream>>>(static_cast<const float *>(w->d), static_cast<const int32_t *>(dt), w->cols,
-                                                   static_cast<float *>(out));
+        launch_pdl(embed_kernel<float>, dim3(n), dim3(threads), 0, b->stream, pdl, static_cast<const float *>(w->d),
+                   static_cast<const int32_t *>(dt), w->cols, static_cast<float *>(out));
     return fwd(b, check_launch(b, "embed kernel"), err, err_len);
 }
 
@@ -899,12 +926,13 @@ int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, floa
     SIG(b, 4ULL, U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
     if (REPLAYING(b)) return PL_OK;
     const int threads = dim >= 1024 ? 512 : dim >= 256 ? 256 : 128;
+    const int pdl = b->pdl_small;
     if (b->act == PL_BF16)
-        rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<const __nv_bfloat16 *>(x), static_cast<const float *>(w->d), dim,
-                                                       eps, static_cast<__nv_bfloat16 *>(out));
+        launch_pdl(rmsnorm_kernel<__nv_bfloat16>, dim3(rows), dim3(threads), 0, b->stream, pdl, static_cast<const __nv_bfloat16 *>(x),
+                   static_cast<const float *>(w->d), dim, eps, static_cast<__nv_bfloat16 *>(out));
     else
-        rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<const float *>(x), static_cast<const float *>(w->d), dim, eps,
-                                                       static_cast<float *>(out));
+        launch_pdl(rmsnorm_kernel<float>, dim3(rows), dim3(threads), 0, b->stream, pdl, static_cast<const float *>(x),
+                   static_cast<const float *>(w->d), dim, eps, static_cast<float *>(out));
     return check_launch(b, "rmsnorm kernel");
 }
 
@@ -919,19 +947,20 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     const uintptr_t al = (uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d;
     if (b->act == PL_BF16 && dim % 8 == 0 && dim <= 8 * 1024 && (al & 15) == 0) {
         const int t8 = (dim / 8 + 31) / 32 * 32;
-        add_rmsnorm_bf16x8_kernel<<<rows, t8, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x),
-                                                             static_cast<const float *>(w->d), dim, eps,
-                                                             static_cast<__nv_bfloat16 *>(out));
+        launch_pdl(add_rmsnorm_bf16x8_kernel, dim3(rows), dim3(t8), 0, b->stream, b->pdl_small, static_cast<__nv_bfloat16 *>(h),
+                   static_cast<const __nv_bfloat16 *>(x), static_cast<const float *>(w->d), dim, eps,
+                   static_cast<__nv_bfloat16 *>(out));
         return check_launch(b, "add_rmsnorm kernel");
     }
     const int threads = dim >= 1024 ? 512 : dim >= 256 ? 256 : 128;
+    const int pdl = b->pdl_small;
     if (b->act == PL_BF16)
-        add_rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x),
-                                                           static_cast<const float *>(w->d), dim, eps,
-                                                           static_cast<__nv_bfloat16 *>(out));
+        launch_pdl(add_rmsnorm_kernel<__nv_bfloat16>, dim3(rows), dim3(threads), 0, b->stream, pdl, static_cast<__nv_bfloat16 *>(h),
+                   static_cast<const __nv_bfloat16 *>(x), static_cast<const float *>(w->d), dim, eps,
+                   static_cast<__nv_bfloat16 *>(out));
     else
-        add_rmsnorm_kernel<<<rows, threads, 0, b->stream>>>(static_cast<float *>(h), static_cast<const float *>(x),
-                                                           static_cast<const float *>(w->d), dim, eps, static_cast<float *>(out));
+        launch_pdl(add_rmsnorm_kernel<float>, dim3(rows), dim3(threads), 0, b->stream, pdl, static_cast<float *>(h),
+                   static_cast<const float *>(x), static_cast<const float *>(w->d), dim, eps, static_cast<float *>(out));
     return check_launch(b, "add_rmsnorm kernel");
 }
 
@@ -958,19 +987,23 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     void *dst = out;
     if (b->gmode != G_NONE && host_out) return set_err(b, PL_ERR_INTERNAL, "matmul into host memory inside a graphed step");
     SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode,
-        (unsigned long long)b->gemv_ws.pdl);
+        (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small);
     if (REPLAYING(b)) return PL_OK;
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
         if (rc) return fwd(b, rc, err, err_len);
         dst = b->scratch;
     }
-    /* measured on the H200 (PERF.md): FMAs win at one row, tensor cores from two */
-    const int variant = b->gemv_mode == 0                  ? 0
-                        : b->gemv_mode == 2 || rows == 1 ? PL_CUDA_GEMV_FMA
-                                                         : PL_CUDA_GEMV_MMA;
+    /* measured on the H200 (PERF.md): the CUDA-core kernel wins at one row, the staged
+     * tensor-core tile kernel from 2 to 32 rows, cuBLAS beyond (the tile kernel supports 64
+     * but runs 0.8x cuBLAS there) */
+    int variant = 0;
+    if (b->gemv_mode == 2) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_FMA : 0;
+    else if (b->gemv_mode == 3) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_MMA : 0;
+    else if (b->gemv_mode == 4) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= PL_CUDA_GEMV_TILE_MAX_M ? PL_CUDA_GEMV_TILE : 0;
+    else if (b->gemv_mode == 1) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= 32 ? PL_CUDA_GEMV_TILE : 0;
     if (variant && b->act == PL_BF16 && w->dtype == PL_BF16 && pl_cuda_gemv_supported(rows, N, K, w->d, x, dst)) {
-        const size_t wsb = variant == PL_CUDA_GEMV_MMA ? pl_cuda_gemv_ws_bytes(N, K, b->gemv_ws.sms) : 0;
+        const size_t wsb = pl_cuda_gemv_ws_bytes(variant, N, K, b->gemv_ws.sms);
         if (wsb > b->gemv_ws.bytes) { /* sized by the first (eager) step of a shape, never inside a graph */
             if (b->gmode == G_CAPTURE) return set_err(b, PL_ERR_INTERNAL, "matmul: skinny-GEMM scratch grows inside a capture");
             cudaStreamSynchronize(b->stream); /* the old scratch may be in use */
@@ -1002,6 +1035,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         if (st != CUBLAS_STATUS_SUCCESS)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: cuBLAS status %d (%s)", rows, K, N, K, (int)st,
                            cublasGetStatusString(st));
+
     }
     if (host_out) {
         cudaError_t e = cudaMemcpyAsync(out, dst, out_bytes, cudaMemcpyDeviceToHost, b->stream);
@@ -1032,7 +1066,8 @@ int op_rope_table(void *ctx, const int32_t *pos, int rows, int hd, double theta,
     if (REPLAYING(b)) return PL_OK;
     const int32_t *dpos = static_cast<const int32_t *>(d);
     const float *dinv = reinterpret_cast<const float *>(static_cast<char *>(d) + sizeof(int32_t) * (size_t)rows);
-    rope_table_kernel<<<grid_for((size_t)rows * half, 256), 256, 0, b->stream>>>(dpos, dinv, rows, hd, cs);
+    launch_pdl(rope_table_kernel, dim3(grid_for((size_t)rows * half, 256)), dim3(256), 0, b->stream, b->pdl_small, dpos, dinv,
+               rows, hd, cs);
     return check_launch(b, "rope_table kernel");
 }
 
@@ -1050,11 +1085,13 @@ int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, i
     const size_t smem = sizeof(float) * (size_t)wpb * hd;
     const float *wq = static_cast<const float *>(static_cast<const cuda_weight *>(qn)->d);
     const float *wk = static_cast<const float *>(static_cast<const cuda_weight *>(kn)->d);
+    const int pdl = b->pdl_small;
     if (b->act == PL_BF16)
-        qk_norm_rope_kernel<<<grid, 32 * wpb, smem, b->stream>>>(static_cast<__nv_bfloat16 *>(qkv), row_stride, nq, nkv, hd, wq, wk,
-                                                                 eps, cs);
+        launch_pdl(qk_norm_rope_kernel<__nv_bfloat16>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<__nv_bfloat16 *>(qkv),
+                   row_stride, nq, nkv, hd, wq, wk, eps, cs);
     else
-        qk_norm_rope_kernel<<<grid, 32 * wpb, smem, b->stream>>>(static_cast<float *>(qkv), row_stride, nq, nkv, hd, wq, wk, eps, cs);
+        launch_pdl(qk_norm_rope_kernel<float>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<float *>(qkv), row_stride, nq,
+                   nkv, hd, wq, wk, eps, cs);
     return check_launch(b, "qk_norm_rope kernel");
 }
 
@@ -1072,10 +1109,11 @@ int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
         const char *g = static_cast<const char *>(gu) + (size_t)r0 * 2 * inter * es;
         char *o = static_cast<char *>(out) + (size_t)r0 * inter * es;
         if (b->act == PL_BF16)
-            swiglu_kernel<<<grid, 256, 0, b->stream>>>(reinterpret_cast<const __nv_bfloat16 *>(g), inter,
-                                                       reinterpret_cast<__nv_bfloat16 *>(o));
+            launch_pdl(swiglu_kernel<__nv_bfloat16>, grid, dim3(256), 0, b->stream, b->pdl_small,
+                       reinterpret_cast<const __nv_bfloat16 *>(g), inter, reinterpret_cast<__nv_bfloat16 *>(o));
         else
-            swiglu_kernel<<<grid, 256, 0, b->stream>>>(reinterpret_cast<const float *>(g), inter, reinterpret_cast<float *>(o));
+            launch_pdl(swiglu_kernel<float>, grid, dim3(256), 0, b->stream, b->pdl_small, reinterpret_cast<const float *>(g), inter,
+                       reinterpret_cast<float *>(o));
     }
     return check_launch(b, "swiglu kernel");
 }
@@ -1086,10 +1124,13 @@ int op_add(void *ctx, void *h, const void *x, size_t n) {
     if (!n) return PL_OK;
     SIG(b, 10ULL, U64(h), U64(x), n);
     if (REPLAYING(b)) return PL_OK;
+    const int pdl = b->pdl_small;
     if (b->act == PL_BF16)
-        add_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<__nv_bfloat16 *>(h), static_cast<const __nv_bfloat16 *>(x), n);
+        launch_pdl(add_kernel<__nv_bfloat16>, dim3(grid_for(n, 256)), dim3(256), 0, b->stream, pdl, static_cast<__nv_bfloat16 *>(h),
+                   static_cast<const __nv_bfloat16 *>(x), n);
     else
-        add_kernel<<<grid_for(n, 256), 256, 0, b->stream>>>(static_cast<float *>(h), static_cast<const float *>(x), n);
+        launch_pdl(add_kernel<float>, dim3(grid_for(n, 256)), dim3(256), 0, b->stream, pdl, static_cast<float *>(h),
+                   static_cast<const float *>(x), n);
     return check_launch(b, "add kernel");
 }
 
@@ -1099,11 +1140,21 @@ int op_copy_rows(void *ctx, void *dst, size_t dst_stride, const void *src, size_
     if (rows <= 0 || width <= 0) return PL_OK;
     SIG(b, 11ULL, U64(dst), dst_stride, U64(src), src_stride, (unsigned long long)rows, (unsigned long long)width);
     if (REPLAYING(b)) return PL_OK;
-    const size_t e = esize(b->act);
-    cudaError_t err = cudaMemcpy2DAsync(dst, dst_stride * e, src, src_stride * e, (size_t)width * e, (size_t)rows,
-                                        cudaMemcpyDeviceToDevice, b->stream);
-    if (err != cudaSuccess) return set_err(b, PL_ERR_CUDA, "copy_rows: %s", cudaGetErrorString(err));
-    return PL_OK;
+    const size_t e = esize(b->act), ds = dst_stride * e, ss = src_stride * e, wb = (size_t)width * e;
+    if (rows > 65535) { /* grid.y limit */
+        cudaError_t err = cudaMemcpy2DAsync(dst, ds, src, ss, wb, (size_t)rows, cudaMemcpyDeviceToDevice, b->stream);
+        if (err != cudaSuccess) return set_err(b, PL_ERR_CUDA, "copy_rows: %s", cudaGetErrorString(err));
+        return PL_OK;
+    }
+    char *d = static_cast<char *>(dst);
+    const char *sp = static_cast<const char *>(src);
+    const bool wide = ((uintptr_t)d | (uintptr_t)sp | ds | ss | wb) % 16 == 0;
+    const int words = (int)(wide ? wb / 16 : wb / e);
+    const dim3 grid((unsigned)((words + 255) / 256 < 32 ? (words + 255) / 256 : 32), (unsigned)rows);
+    if (wide) launch_pdl(copy_rows_kernel<uint4>, grid, dim3(256), 0, b->stream, b->pdl_small, d, ds, sp, ss, words);
+    else if (e == 2) launch_pdl(copy_rows_kernel<uint16_t>, grid, dim3(256), 0, b->stream, b->pdl_small, d, ds, sp, ss, words);
+    else launch_pdl(copy_rows_kernel<float>, grid, dim3(256), 0, b->stream, b->pdl_small, d, ds, sp, ss, words);
+    return check_launch(b, "copy_rows kernel");
 }
 
 /* Appends a chunk already in device memory: reserve pages and commit (host metadata) now;
@@ -1211,6 +1262,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     }
     opt.workspace = b->attn_ws;
     opt.workspace_bytes = b->attn_ws_bytes;
+    opt.no_pdl = !b->pdl_small;
     return pl_paged_attention_cuda_ex(&a, &opt, b->stream, err, err_len);
 }
 
@@ -1411,6 +1463,7 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
     if (!b) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_backend_create: out of memory");
     b->gemv_mode = 1;
     b->gemv_ws.pdl = 1;
+    b->pdl_small = 1;
     if (cudaDeviceGetAttribute(&b->gemv_ws.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         cudaGetLastError();
         b->gemv_ws.sms = 132;
@@ -1462,10 +1515,12 @@ const char *pl_cuda_backend_last_error(const pl_cuda_backend *b) { return b ? b-
 void *pl_cuda_backend_stream(pl_cuda_backend *b) { return b ? b->stream : nullptr; }
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) { return b ? b->live_bytes : 0; }
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
-    if (b) b->gemv_mode = mode >= 0 && mode <= 2 ? mode : 1;
+    if (b) b->gemv_mode = mode >= 0 && mode <= 4 ? mode : 1;
 }
 void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on) {
-    if (b) b->gemv_ws.pdl = on != 0;
+    if (!b) return;
+    b->gemv_ws.pdl = on != 0;
+    b->pdl_small = on == 1;
 }
 void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on) {
     if (b) b->graphs_off = !on;

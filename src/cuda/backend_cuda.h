@@ -48,12 +48,15 @@ void *pl_cuda_backend_stream(pl_cuda_backend *b);
 int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len);
 /* Device bytes allocated through the backend and not yet freed (weights, buffers, pools). */
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
-/* Test and benchmark hook for bf16 matmuls of at most 8 rows (src/cuda/gemv.cu): mode 1
- * (default) the CUDA-core kernel for one row and the tensor-core kernel from two, 2 the
- * CUDA-core kernel for all, 0 cuBLAS for every matmul. */
+/* Test and benchmark hook for bf16 matmuls of few rows (src/cuda/gemv.cu): mode 1 (default)
+ * the CUDA-core kernel for one row and the staged tensor-core tile kernel for 2-32, 2 the
+ * CUDA-core kernel up to 8 rows, 3 the untiled tensor-core kernel up to 8 rows, 4 the
+ * default with the tile kernel up to 64 rows, 0 cuBLAS for every matmul (the modes use
+ * cuBLAS past their kernels' rows). */
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode);
-/* on = 0: skinny GEMMs launch without programmatic dependent launch (default 1: they may
- * start loading weights while the kernel before them finishes). */
+/* Programmatic dependent launch (a kernel may launch while the one before it finishes; skinny
+ * GEMMs start loading weights): on = 1 (default) every kernel of a step, 2 the skinny GEMMs
+ * only, 0 none. A benchmark hook. */
 void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on);
 /* on = 0: decode steps run eagerly instead of through CUDA graphs (default 1); graphs
  * already captured are kept for when they are turned on again. */

@@ -30,7 +30,8 @@ __device__ __forceinline__ void bf16x8_to_f32(const uint4 &v, float *f) {
 
 /* Programmatic dependent launch: a skinny GEMM may start while the kernel before it
  * finishes (its tail and our ramp-up overlap). Weights do not depend on that kernel, so the
- * first round of weight loads is issued before pdl_wait; x and y only after. */
+ * first round of weight loads is issued before pdl_wait; x and y only after. pdl_trigger at
+ * the top lets the next kernel launch early too (it waits for us before reading y). */
 
 __device__ __forceinline__ void store(float *y, float v) { *y = v; }
 __device__ __forceinline__ void store(__nv_bfloat16 *y, float v) { *y = __float2bfloat16_rn(v); }
@@ -39,6 +40,7 @@ template <int M, int R, typename OutT>
 __global__ void __launch_bounds__(WARPS * 32) gemv_kernel(const __nv_bfloat16 *__restrict__ W,
                                                           const __nv_bfloat16 *__restrict__ x, int N, int K,
                                                           OutT *__restrict__ y) {
+    pdl_trigger();
     __shared__ float part[WARPS][R * M];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int n0 = blockIdx.x * R;
@@ -102,45 +104,31 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_kernel(const __nv_bfloat16 *_
     }
 }
 
-/* A launch configuration, with programmatic stream serialization when pdl != 0 (attrs
- * points into the object: do not copy it). */
-struct launch_cfg {
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
-    launch_cfg(dim3 grid, int threads, cudaStream_t s, int pdl) {
-        cfg = cudaLaunchConfig_t{};
-        cfg.gridDim = grid;
-        cfg.blockDim = dim3((unsigned)threads);
-        cfg.stream = s;
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = pdl ? 1 : 0;
-    }
-};
-
 template <int M, typename OutT>
-void launch_m(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int N, int K, OutT *y, cudaStream_t s, int pdl) {
+cudaError_t launch_m(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int N, int K, OutT *y, const pl_cuda_gemv_ws *ws,
+                     cudaStream_t s) {
     /* one row per block for a single token (x reuse buys nothing), else two */
     constexpr int R = M == 1 ? 1 : 2;
-    launch_cfg lc(dim3((unsigned)((N + R - 1) / R)), WARPS * 32, s, pdl);
-    cudaLaunchKernelEx(&lc.cfg, gemv_kernel<M, R, OutT>, W, x, N, K, y);
+    return launch_pdl(gemv_kernel<M, R, OutT>, dim3((unsigned)((N + R - 1) / R)), dim3(WARPS * 32), 0, s, ws && ws->pdl, W, x,
+                      N, K, y);
 }
 
 template <typename OutT>
-cudaError_t launch(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, cudaStream_t s, int pdl) {
+cudaError_t launch(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, const pl_cuda_gemv_ws *ws,
+                   cudaStream_t s) {
+    cudaError_t e;
     switch (M) {
-    case 1: launch_m<1>(W, x, N, K, y, s, pdl); break;
-    case 2: launch_m<2>(W, x, N, K, y, s, pdl); break;
-    case 3: launch_m<3>(W, x, N, K, y, s, pdl); break;
-    case 4: launch_m<4>(W, x, N, K, y, s, pdl); break;
-    case 5: launch_m<5>(W, x, N, K, y, s, pdl); break;
-    case 6: launch_m<6>(W, x, N, K, y, s, pdl); break;
-    case 7: launch_m<7>(W, x, N, K, y, s, pdl); break;
-    case 8: launch_m<8>(W, x, N, K, y, s, pdl); break;
+    case 1: e = launch_m<1>(W, x, N, K, y, ws, s); break;
+    case 2: e = launch_m<2>(W, x, N, K, y, ws, s); break;
+    case 3: e = launch_m<3>(W, x, N, K, y, ws, s); break;
+    case 4: e = launch_m<4>(W, x, N, K, y, ws, s); break;
+    case 5: e = launch_m<5>(W, x, N, K, y, ws, s); break;
+    case 6: e = launch_m<6>(W, x, N, K, y, ws, s); break;
+    case 7: e = launch_m<7>(W, x, N, K, y, ws, s); break;
+    case 8: e = launch_m<8>(W, x, N, K, y, ws, s); break;
     default: return cudaErrorInvalidValue;
     }
-    return cudaGetLastError();
+    return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 /* ---- tensor-core variant: M <= 8 tokens, mma.sync m16n8k16 ----
@@ -161,6 +149,7 @@ template <typename OutT>
 __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *__restrict__ W,
                                                            const __nv_bfloat16 *__restrict__ x, int M, int N, int K,
                                                            OutT *__restrict__ y, float *ws, int *cnt) {
+    pdl_trigger();
     __shared__ float red[MW][32][4];
     __shared__ int last;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
@@ -231,25 +220,181 @@ size_t cnt_bytes(int sms) { return ((size_t)3 * sms * sizeof(int) + 15) / 16 * 1
 
 template <typename OutT>
 cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
-                       const pl_cuda_gemv_ws *ws, cudaStream_t s, int pdl) {
+                       const pl_cuda_gemv_ws *ws, cudaStream_t s) {
     if (M > 8) return cudaErrorInvalidValue;
     const int tiles = (N + 15) / 16;
     const int ks = pl_cuda_gemv_splits(N, K, ws ? ws->sms : 0);
-    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(N, K, ws->sms))) return cudaErrorInvalidValue;
+    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_MMA, N, K, ws->sms))) return cudaErrorInvalidValue;
     /* counters first, one per tile of any split shape (fewer than 3 * sms tiles), so every
      * shape finds its counters at zero; the partial tiles after them */
     int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
-    launch_cfg lc(dim3((unsigned)tiles, (unsigned)ks), MW * 32, s, pdl);
-    cudaLaunchKernelEx(&lc.cfg, gemv_mma_kernel<OutT>, W, x, M, N, K, y, part, cnt);
-    return cudaGetLastError();
+    const cudaError_t e = launch_pdl(gemv_mma_kernel<OutT>, dim3((unsigned)tiles, (unsigned)ks), dim3(MW * 32), 0, s,
+                                     ws && ws->pdl, W, x, M, N, K, y, part, cnt);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
+
+
+/* ---- tile variant: 9..64 token rows (a batch of decode steps) ----
+ * Weight streaming on tensor cores with A and B swapped: a CTA computes y^T for 128 weight
+ * rows (8 warps x 16, the mma's A operand) and every token (up to 64, its B operand), so the
+ * weights are read once and each 16-byte chunk feeds up to 8 mma. W and x tiles of 64 k go
+ * through a 4-stage cp.async ring in shared memory (128-byte rows, XOR swizzle for
+ * ldmatrix); x is staged because 64 tokens of x read per warp straight from L2 (the M <= 8
+ * kernel's way) would outrun L2. K is split over CTAs so that about two CTAs per SM stream
+ * at once; a second kernel adds the partials (one CTA summing 13 partial tiles of 32 KiB
+ * was a tail of several microseconds: too slow here). */
+constexpr int TW = 8, TBM = TW * 16, TBK = 64, TST = 4;
+constexpr int T_WBYTES = TBM * TBK * 2, T_XBYTES = 64 * TBK * 2;
+constexpr int T_STAGE = T_WBYTES + T_XBYTES, T_SMEM = TST * T_STAGE; /* 96 KiB: two CTAs per SM */
+constexpr int T_PART = TBM * 64;                                      /* floats of a partial tile */
+
+__device__ __forceinline__ uint32_t swz128(int r, int ch) { return (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)); }
+
+/* C fragment of warp w, lane (g, t), token tile nt: i = 0, 1: row g, tokens 2t, 2t + 1;
+ * i = 2, 3: row g + 8. */
+template <typename OutT>
+__device__ __forceinline__ void tile_store(OutT *y, int M, int N, int n0, int warp, int lane, int nt, int i, float v) {
+    const int row = n0 + warp * 16 + (lane >> 2) + (i >= 2 ? 8 : 0), tok = nt * 8 + 2 * (lane & 3) + (i & 1);
+    if (row < N && tok < M) store(y + (size_t)tok * N + row, v);
+}
+
+/* NP: pairs of 8-token tiles (tokens up to 16 * NP) */
+template <int NP, typename OutT>
+__global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat16 *__restrict__ W,
+                                                              const __nv_bfloat16 *__restrict__ x, int M, int N, int K,
+                                                              OutT *__restrict__ y, float *ws) {
+    pdl_trigger();
+    extern __shared__ __align__(128) unsigned char tsm[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tile = blockIdx.x, split = blockIdx.y, ks = gridDim.y;
+    const int n0 = tile * TBM, KT = (K + TBK - 1) / TBK;
+    const int kt0 = (int)((long long)KT * split / ks), nkt = (int)((long long)KT * (split + 1) / ks) - kt0;
+    const uint32_t sb = smem_u32(tsm);
+    auto load_w = [&](int st, int kt) {
+#pragma unroll
+        for (int i = 0; i < T_WBYTES / 16 / (TW * 32); ++i) {
+            const int c = tid + i * TW * 32, r = c >> 3, ch = c & 7, row = n0 + r, kk = kt * TBK + ch * 8;
+            const bool ok = row < N && kk < K;
+            cp_async16(sb + st * T_STAGE + swz128(r, ch), ok ? (const void *)(W + (size_t)row * K + kk) : (const void *)W,
+                       ok ? 16 : 0);
+        }
+    };
+    auto load_x = [&](int st, int kt) {
+        for (int c = tid; c < NP * 16 * 8; c += TW * 32) {
+            const int r = c >> 3, ch = c & 7, kk = kt * TBK + ch * 8;
+            const bool ok = r < M && kk < K;
+            cp_async16(sb + st * T_STAGE + T_WBYTES + swz128(r, ch),
+                       ok ? (const void *)(x + (size_t)r * K + kk) : (const void *)x, ok ? 16 : 0);
+        }
+    };
+    /* weights do not depend on the kernel before us: their first stages go out before the wait */
+#pragma unroll
+    for (int j = 0; j < TST - 1; ++j)
+        if (j < nkt) load_w(j, kt0 + j);
+    pdl_wait();
+#pragma unroll
+    for (int j = 0; j < TST - 1; ++j) {
+        if (j < nkt) load_x(j, kt0 + j);
+        cp_async_commit();
+    }
+    float acc[2 * NP][4];
+#pragma unroll
+    for (int i = 0; i < 2 * NP; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+    for (int i = 0; i < nkt; ++i) {
+        cp_async_wait<TST - 2>();
+        __syncthreads(); /* stage i landed for all; stage i - 1 is free again */
+        if (i + TST - 1 < nkt) {
+            load_w((i + TST - 1) % TST, kt0 + i + TST - 1);
+            load_x((i + TST - 1) % TST, kt0 + i + TST - 1);
+        }
+        cp_async_commit();
+        const uint32_t wsm = sb + (i % TST) * T_STAGE, xsm = wsm + T_WBYTES;
+#pragma unroll
+        for (int kk = 0; kk < TBK / 16; ++kk) {
+            uint32_t a[4];
+            ldmatrix_x4(wsm + swz128(warp * 16 + (lane & 15), kk * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
+#pragma unroll
+            for (int np = 0; np < NP; ++np) {
+                uint32_t b0, b1, b2, b3;
+                ldmatrix_x4(xsm + swz128(np * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1)), b0, b1, b2, b3);
+                mma_bf16(acc[2 * np], a, b0, b1);
+                mma_bf16(acc[2 * np + 1], a, b2, b3);
+            }
+        }
+    }
+    cp_async_wait<0>();
+    const int nt_live = (M + 7) / 8; /* token tiles holding real tokens */
+    if (ks > 1) { /* partial tile, fragment order: [nt][thread] float4 */
+        float *mine = ws + ((size_t)split * gridDim.x + tile) * T_PART;
+#pragma unroll
+        for (int nt = 0; nt < 2 * NP; ++nt)
+            if (nt < nt_live)
+                *reinterpret_cast<float4 *>(mine + ((size_t)nt * TW * 32 + tid) * 4) =
+                    make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
+        return;
+    }
+#pragma unroll
+    for (int nt = 0; nt < 2 * NP; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) tile_store(y, M, N, n0, warp, lane, nt, i, acc[nt][i]);
+}
+
+/* Sum of the ks partial tiles: block (tile, token tile nt), one fragment float4 per thread,
+ * splits added in order (the same sum on every run). */
+template <typename OutT>
+__global__ void __launch_bounds__(TW * 32) gemm_tile_reduce_kernel(const float *__restrict__ ws, int ks, int tiles, int M, int N,
+                                                                   OutT *__restrict__ y) {
+    pdl_trigger();
+    pdl_wait();
+    const int tile = blockIdx.x, nt = blockIdx.y, tid = threadIdx.x;
+    const float *p = ws + (size_t)tile * T_PART + ((size_t)nt * TW * 32 + tid) * 4;
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+    for (int r = 0; r < ks; ++r) {
+        const float4 q = __ldcg(reinterpret_cast<const float4 *>(p + (size_t)r * tiles * T_PART));
+        v.x += q.x, v.y += q.y, v.z += q.z, v.w += q.w;
+    }
+    const float a[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) tile_store(y, M, N, tile * TBM, tid >> 5, tid & 31, nt, i, a[i]);
+}
+
+template <int NP, typename OutT>
+cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int ks, float *part,
+                           int pdl, cudaStream_t s) {
+    cudaError_t e = cudaFuncSetAttribute(gemm_tile_kernel<NP, OutT>, cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM);
+    if (e != cudaSuccess) return e;
+    const int tiles = (N + TBM - 1) / TBM;
+    e = launch_pdl(gemm_tile_kernel<NP, OutT>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)T_SMEM, s, pdl, W, x, M,
+                   N, K, y, part);
+    if (e != cudaSuccess || ks == 1) return e;
+    /* always launched programmatically: it waits for the partials before reading them */
+    return launch_pdl(gemm_tile_reduce_kernel<OutT>, dim3((unsigned)tiles, (unsigned)((M + 7) / 8)), dim3(TW * 32), 0, s, 1,
+                      static_cast<const float *>(part), ks, tiles, M, N, y);
+}
+
+template <typename OutT>
+cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
+                        const pl_cuda_gemv_ws *ws, cudaStream_t s) {
+    if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
+    const int ks = pl_cuda_gemv_tile_splits(N, K, ws ? ws->sms : 0);
+    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws->sms))) return cudaErrorInvalidValue;
+    float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
+    const int pdl = ws && ws->pdl;
+    cudaError_t e;
+    if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, pdl, s);
+    else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, pdl, s);
+    else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, pdl, s);
+    else e = launch_tile_np<4>(W, x, M, N, K, y, ks, part, pdl, s);
+    return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 } // namespace
 
 extern "C" int pl_cuda_gemv_supported(int m, int n, int k, const void *w, const void *x, const void *y) {
     const uintptr_t a = (uintptr_t)w | (uintptr_t)x;
-    return m >= 1 && m <= PL_CUDA_GEMV_MAX_M && n >= 1 && k >= 8 && k % 8 == 0 && (a & 15) == 0 &&
+    return m >= 1 && m <= PL_CUDA_GEMV_TILE_MAX_M && n >= 1 && k >= 8 && k % 8 == 0 && (a & 15) == 0 &&
            ((uintptr_t)y & 3) == 0;
 }
 
@@ -263,7 +408,22 @@ extern "C" int pl_cuda_gemv_splits(int n, int k, int sms) {
     return ks;
 }
 
-extern "C" size_t pl_cuda_gemv_ws_bytes(int n, int k, int sms) {
+extern "C" int pl_cuda_gemv_tile_splits(int n, int k, int sms) {
+    /* about two CTAs per SM in one wave, at least 4 k tiles (256 k) per CTA */
+    const int tiles = (n + TBM - 1) / TBM, kt = (k + TBK - 1) / TBK;
+    if (sms <= 0) return 1;
+    int ks = 2 * sms / tiles;
+    if (ks > kt / 4) ks = kt / 4;
+    if (ks > 16) ks = 16;
+    return ks < 1 ? 1 : ks;
+}
+
+extern "C" size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, int sms) {
+    if (variant == PL_CUDA_GEMV_TILE) {
+        const int ks = pl_cuda_gemv_tile_splits(n, k, sms), tiles = (n + TBM - 1) / TBM;
+        return ks > 1 ? cnt_bytes(sms) + (size_t)ks * tiles * T_PART * sizeof(float) : 0;
+    }
+    if (variant != PL_CUDA_GEMV_MMA) return 0;
     const int ks = pl_cuda_gemv_splits(n, k, sms), tiles = (n + 15) / 16;
     return ks > 1 ? cnt_bytes(sms) + (size_t)ks * tiles * 128 * sizeof(float) : 0;
 }
@@ -272,13 +432,15 @@ extern "C" int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int
                                  const pl_cuda_gemv_ws *ws, void *stream) {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const __nv_bfloat16 *W = static_cast<const __nv_bfloat16 *>(w), *X = static_cast<const __nv_bfloat16 *>(x);
-    if (m > 8) return (int)cudaErrorInvalidValue;
-    const int pdl = ws && ws->pdl;
+    if (variant == PL_CUDA_GEMV_TILE)
+        return (int)(y_f32 ? launch_tile(W, X, m, n, k, static_cast<float *>(y), ws, s)
+                           : launch_tile(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), ws, s));
+    if (m > PL_CUDA_GEMV_MAX_M) return (int)cudaErrorInvalidValue;
     const cudaError_t e =
         variant == PL_CUDA_GEMV_FMA
-            ? (y_f32 ? launch(W, X, m, n, k, static_cast<float *>(y), s, pdl)
-                     : launch(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), s, pdl))
-            : (y_f32 ? launch_mma(W, X, m, n, k, static_cast<float *>(y), ws, s, pdl)
-                     : launch_mma(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), ws, s, pdl));
+            ? (y_f32 ? launch(W, X, m, n, k, static_cast<float *>(y), ws, s)
+                     : launch(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), ws, s))
+            : (y_f32 ? launch_mma(W, X, m, n, k, static_cast<float *>(y), ws, s)
+                     : launch_mma(W, X, m, n, k, static_cast<__nv_bfloat16 *>(y), ws, s));
     return (int)e;
 }

@@ -9,16 +9,18 @@
 extern "C" {
 #endif
 
-#define PL_CUDA_GEMV_MAX_M 8
+#define PL_CUDA_GEMV_MAX_M 8      /* rows of the MMA and FMA kernels */
+#define PL_CUDA_GEMV_TILE_MAX_M 64 /* rows of the tile kernel */
 
-/* Kernels: tensor cores (mma.sync; the default from 2 rows) or CUDA-core FMAs (1 row). */
-enum { PL_CUDA_GEMV_MMA = 1, PL_CUDA_GEMV_FMA = 2 };
+/* Kernels: tensor cores without staging (2-8 rows), CUDA-core FMAs (1-8 rows; the default
+ * at 1), and the staged tensor-core tile kernel (9-64 rows). */
+enum { PL_CUDA_GEMV_MMA = 1, PL_CUDA_GEMV_FMA = 2, PL_CUDA_GEMV_TILE = 3 };
 
-/* Nonzero when the kernels take the shape: 1 <= m <= PL_CUDA_GEMV_MAX_M, k a multiple of 8,
- * w and x 16-byte aligned (then every row is). */
+/* Nonzero when some kernel takes the shape: 1 <= m <= PL_CUDA_GEMV_TILE_MAX_M, k a multiple
+ * of 8, w and x 16-byte aligned (then every row is). */
 int pl_cuda_gemv_supported(int m, int n, int k, const void *w, const void *x, const void *y);
-/* Scratch of the tensor-core kernel when few 16-row tiles split K over several blocks:
- * bytes from pl_cuda_gemv_ws_bytes, zeroed once when allocated (its counters return to 0
+/* Scratch of the tensor-core kernels when K is split over several blocks: bytes from
+ * pl_cuda_gemv_ws_bytes, zeroed once when allocated (its counters return to 0
  * after every launch). sms: the device's multiprocessor count. */
 typedef struct pl_cuda_gemv_ws {
     void *ptr;
@@ -26,8 +28,9 @@ typedef struct pl_cuda_gemv_ws {
     int sms;
     int pdl; /* launch with programmatic dependent launch (overlap with the kernel before) */
 } pl_cuda_gemv_ws;
-int pl_cuda_gemv_splits(int n, int k, int sms);
-size_t pl_cuda_gemv_ws_bytes(int n, int k, int sms);
+int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
+int pl_cuda_gemv_tile_splits(int n, int k, int sms); /* tile kernel */
+size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, int sms);
 
 /* The launch; returns the cudaError_t of the launch (0: cudaSuccess). */
 int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int k, void *y, int y_f32, int variant,

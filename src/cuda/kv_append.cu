@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "cuda/ptx.cuh"
 #include "pagellm/cuda.h"
 
 namespace {
@@ -12,6 +13,8 @@ template <typename W>
 __global__ void kv_append_kernel(int num_kv_heads, int words_per_head, int page_size, int num_pages,
                                  const W *k, const W *v, size_t token_stride_w, const int32_t *page_ids,
                                  const int32_t *slots, W *kp, W *vp) {
+    pdl_trigger(); /* launched with PDL: wait for the kernel that wrote the rows (and may read the pages) */
+    pdl_wait();
     const int t = blockIdx.x, h = blockIdx.y;
     const int32_t page = page_ids[t];
     const int32_t slot = slots[t];
@@ -50,17 +53,17 @@ extern "C" int pl_kv_append_cuda(pl_dtype dtype, int num_tokens, int num_kv_head
     const bool wide = row_bytes % 16 == 0 && (stride * es) % 16 == 0 && ((uintptr_t)k | (uintptr_t)v | (uintptr_t)key_pages | (uintptr_t)value_pages) % 16 == 0;
     if (wide) {
         const int words = (int)(row_bytes / 16);
-        kv_append_kernel<uint4><<<grid, words < 128 ? (words + 31) / 32 * 32 : 128, 0, stream>>>(
-            num_kv_heads, words, page_size, num_pages, static_cast<const uint4 *>(k), static_cast<const uint4 *>(v),
-            stride * es / 16, page_ids, slots, static_cast<uint4 *>(key_pages), static_cast<uint4 *>(value_pages));
+        launch_pdl(kv_append_kernel<uint4>, grid, dim3(words < 128 ? (words + 31) / 32 * 32 : 128), 0, stream, 1, num_kv_heads,
+                   words, page_size, num_pages, static_cast<const uint4 *>(k), static_cast<const uint4 *>(v), stride * es / 16,
+                   page_ids, slots, static_cast<uint4 *>(key_pages), static_cast<uint4 *>(value_pages));
     } else if (es == 2) {
-        kv_append_kernel<uint16_t><<<grid, 128, 0, stream>>>(num_kv_heads, head_dim, page_size, num_pages,
-            static_cast<const uint16_t *>(k), static_cast<const uint16_t *>(v), stride, page_ids, slots,
-            static_cast<uint16_t *>(key_pages), static_cast<uint16_t *>(value_pages));
+        launch_pdl(kv_append_kernel<uint16_t>, grid, dim3(128), 0, stream, 1, num_kv_heads, head_dim, page_size, num_pages,
+                   static_cast<const uint16_t *>(k), static_cast<const uint16_t *>(v), stride, page_ids, slots,
+                   static_cast<uint16_t *>(key_pages), static_cast<uint16_t *>(value_pages));
     } else {
-        kv_append_kernel<float><<<grid, 128, 0, stream>>>(num_kv_heads, head_dim, page_size, num_pages,
-            static_cast<const float *>(k), static_cast<const float *>(v), stride, page_ids, slots,
-            static_cast<float *>(key_pages), static_cast<float *>(value_pages));
+        launch_pdl(kv_append_kernel<float>, grid, dim3(128), 0, stream, 1, num_kv_heads, head_dim, page_size, num_pages,
+                   static_cast<const float *>(k), static_cast<const float *>(v), stride, page_ids, slots,
+                   static_cast<float *>(key_pages), static_cast<float *>(value_pages));
     }
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "kv append kernel launch: %s", cudaGetErrorString(e));
