@@ -303,8 +303,37 @@ static void test_elementwise(pair *p) {
         void *gq = make_weight(p, 1, wq, 1, hd, 1, 0), *gk = make_weight(p, 1, wk, 1, hd, 1, 0);
         void *xa = to_act(dt, x, (size_t)R * stride), *dx = dup_dev(p, xa, (size_t)R * stride * e);
         CHECK(cudaMemcpy(dcs, ccs, sizeof(float) * R * hd, cudaMemcpyHostToDevice) == cudaSuccess); /* same table */
-        CHECK(p->co->qk_norm_rope(&p->cpu, xa, R, stride, nq, nkv, hd, cq, ck, 1e-6f, ccs) == PL_OK);
-        CHECK(p->go->qk_norm_rope(p->g, dx, R, stride, nq, nkv, hd, gq, gk, 1e-6f, dcs) == PL_OK);
+        /* the GPU also writes the q heads to a separate buffer (q_out), from a second copy */
+        float *xo = malloc(sizeof(float) * R * stride); /* the rows before the op */
+        from_act(dt, xa, (size_t)R * stride, xo);
+        void *dx2 = dup_dev(p, xa, (size_t)R * stride * e), *dq = p->go->alloc(p->g, (size_t)R * nq * hd * e);
+        CHECK(p->go->qk_norm_rope(p->g, dx2, R, stride, nq, nkv, hd, gq, gk, 1e-6f, dcs, dq) == PL_OK);
+        CHECK(p->co->qk_norm_rope(&p->cpu, xa, R, stride, nq, nkv, hd, cq, ck, 1e-6f, ccs, NULL) == PL_OK);
+        CHECK(p->go->qk_norm_rope(p->g, dx, R, stride, nq, nkv, hd, gq, gk, 1e-6f, dcs, NULL) == PL_OK);
+        {
+            void *gq_out = malloc((size_t)R * nq * hd * e), *g2 = malloc((size_t)R * stride * e);
+            float *qf = malloc(sizeof(float) * R * nq * hd), *cqf = malloc(sizeof(float) * R * nq * hd);
+            float *cf2 = malloc(sizeof(float) * R * stride), *gf2 = malloc(sizeof(float) * R * stride);
+            down(p, gq_out, dq, (size_t)R * nq * hd * e);
+            down(p, g2, dx2, (size_t)R * stride * e);
+            from_act(dt, gq_out, (size_t)R * nq * hd, qf);
+            from_act(dt, xa, (size_t)R * stride, cf2);
+            from_act(dt, g2, (size_t)R * stride, gf2);
+            for (int r = 0; r < R; r++) memcpy(cqf + (size_t)r * nq * hd, cf2 + r * stride, sizeof(float) * nq * hd);
+            snprintf(what, sizeof what, "qk_norm_rope q_out hd %d", hd);
+            cmp(what, qf, cqf, (size_t)R * nq * hd, act_tol(dt), 1e-3);
+            /* with q_out the q heads in qkv stay as they were; the k heads change in place */
+            int qsame = 1;
+            for (int r = 0; r < R; r++)
+                for (size_t i = 0; i < (size_t)nq * hd; i++) qsame &= gf2[r * stride + i] == xo[r * stride + i];
+            CHECK_MSG(qsame, "qk_norm_rope hd %d with q_out changed the q heads in place", hd);
+            for (int r = 0; r < R; r++) memcpy(gf2 + r * stride, cf2 + r * stride, sizeof(float) * nq * hd);
+            snprintf(what, sizeof what, "qk_norm_rope k with q_out hd %d", hd);
+            cmp(what, gf2, cf2, (size_t)R * stride, act_tol(dt), 1e-3);
+            free(gq_out), free(g2), free(qf), free(cqf), free(cf2), free(gf2);
+            p->go->free(p->g, dx2), p->go->free(p->g, dq);
+        }
+        free(xo);
         void *go = malloc((size_t)R * stride * e);
         down(p, go, dx, (size_t)R * stride * e);
         float *cf = malloc(sizeof(float) * R * stride), *gf = malloc(sizeof(float) * R * stride);

@@ -251,7 +251,7 @@ static void test_swiglu(void) {
             {
                 float cs[ROWS * D];
                 ops->rope_table(&be, pos, ROWS, D, 1e6, cs);
-                ops->qk_norm_rope(&be, y, ROWS, (size_t)H * D, 2, 1, D, w, w, 1e-6f, cs);
+                ops->qk_norm_rope(&be, y, ROWS, (size_t)H * D, 2, 1, D, w, w, 1e-6f, cs, NULL);
             }
         }
         if (be.kernel != 3) continue;

@@ -418,7 +418,7 @@ __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int row
  * then the half-split rotation, in place. */
 template <typename T>
 __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int hd, const float *wq, const float *wk,
-                                    float eps, const float *cst) {
+                                    float eps, const float *cst, T *q_out) {
     pdl_trigger();
     pdl_wait();
     extern __shared__ float sm[];
@@ -440,10 +440,11 @@ __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int 
     __syncwarp();
     const int half = hd / 2;
     const float *c = cst + (size_t)r * hd, *s = c + half;
+    T *d = q_out && h < nq ? q_out + ((size_t)r * nq + h) * hd : p;
     for (int i = lane; i < half; i += 32) {
         const float x0 = v[i], x1 = v[i + half];
-        p[i] = fromf<T>(x0 * c[i] - x1 * s[i]);
-        p[i + half] = fromf<T>(x1 * c[i] + x0 * s[i]);
+        d[i] = fromf<T>(x0 * c[i] - x1 * s[i]);
+        d[i + half] = fromf<T>(x1 * c[i] + x0 * s[i]);
     }
 }
 
@@ -1072,13 +1073,13 @@ int op_rope_table(void *ctx, const int32_t *pos, int rows, int hd, double theta,
 }
 
 int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, int nkv, int hd, const void *qn, const void *kn,
-                    float eps, const float *cs) {
+                    float eps, const float *cs, void *q_out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (int frc = flush_appends(b)) return frc;
     if (rows <= 0) return PL_OK;
     if (hd <= 0 || hd % 2 || hd > 1024) return set_err(b, PL_ERR_INVALID, "qk_norm_rope: head_dim %d must be even and <= 1024", hd);
     SIG(b, 8ULL, U64(qkv), (unsigned long long)rows, row_stride, (unsigned long long)nq, (unsigned long long)nkv,
-        (unsigned long long)hd, U64(qn), U64(kn), U64(cs));
+        (unsigned long long)hd, U64(qn), U64(kn), U64(cs), U64(q_out));
     if (REPLAYING(b)) return PL_OK;
     const int heads = nq + nkv, wpb = 4;
     dim3 grid((unsigned)rows, (unsigned)((heads + wpb - 1) / wpb));
@@ -1088,10 +1089,10 @@ int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, i
     const int pdl = b->pdl_small;
     if (b->act == PL_BF16)
         launch_pdl(qk_norm_rope_kernel<__nv_bfloat16>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<__nv_bfloat16 *>(qkv),
-                   row_stride, nq, nkv, hd, wq, wk, eps, cs);
+                   row_stride, nq, nkv, hd, wq, wk, eps, cs, static_cast<__nv_bfloat16 *>(q_out));
     else
         launch_pdl(qk_norm_rope_kernel<float>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<float *>(qkv), row_stride, nq,
-                   nkv, hd, wq, wk, eps, cs);
+                   nkv, hd, wq, wk, eps, cs, static_cast<float *>(q_out));
     return check_launch(b, "qk_norm_rope kernel");
 }
 

@@ -242,8 +242,8 @@ cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, in
  * through a 4-stage cp.async ring in shared memory (128-byte rows, XOR swizzle for
  * ldmatrix); x is staged because 64 tokens of x read per warp straight from L2 (the M <= 8
  * kernel's way) would outrun L2. K is split over CTAs so that about two CTAs per SM stream
- * at once; a second kernel adds the partials (one CTA summing 13 partial tiles of 32 KiB
- * was a tail of several microseconds: too slow here). */
+ * at once. Past 16 tokens a second kernel adds the partials (one CTA summing 13 partial
+ * tiles of 32 KiB was a tail of several microseconds); up to 16 the last CTA of a tile does. */
 constexpr int TW = 8, TBM = TW * 16, TBK = 64, TST = 4;
 constexpr int T_WBYTES = TBM * TBK * 2, T_XBYTES = 64 * TBK * 2;
 constexpr int T_STAGE = T_WBYTES + T_XBYTES, T_SMEM = TST * T_STAGE; /* 96 KiB: two CTAs per SM */
@@ -263,7 +263,7 @@ __device__ __forceinline__ void tile_store(OutT *y, int M, int N, int n0, int wa
 template <int NP, typename OutT>
 __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat16 *__restrict__ W,
                                                               const __nv_bfloat16 *__restrict__ x, int M, int N, int K,
-                                                              OutT *__restrict__ y, float *ws) {
+                                                              OutT *__restrict__ y, float *ws, int *cnt) {
     pdl_trigger();
     extern __shared__ __align__(128) unsigned char tsm[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -332,7 +332,35 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
             if (nt < nt_live)
                 *reinterpret_cast<float4 *>(mine + ((size_t)nt * TW * 32 + tid) * 4) =
                     make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
-        return;
+        if (NP > 1) return; /* the reduce kernel adds them */
+        /* up to 16 tokens: a float4 or two per thread and split, so the last CTA of the tile
+         * adds them (counters as in the kernel above) instead of a launch more */
+        __shared__ int last;
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) last = atomicAdd(&cnt[tile], 1) == ks - 1;
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+#pragma unroll
+        for (int nt = 0; nt < 2 * NP; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+        for (int r0 = 0; r0 < ks; r0 += 4) { /* 4 splits' loads in flight, added in split order */
+            float4 q[4][2 * NP];
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int nt = 0; nt < 2 * NP; ++nt)
+                    q[j][nt] = r0 + j < ks && nt < nt_live
+                                   ? __ldcg(reinterpret_cast<const float4 *>(ws + ((size_t)(r0 + j) * gridDim.x + tile) * T_PART +
+                                                                            ((size_t)nt * TW * 32 + tid) * 4))
+                                   : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int nt = 0; nt < 2 * NP; ++nt)
+                    acc[nt][0] += q[j][nt].x, acc[nt][1] += q[j][nt].y, acc[nt][2] += q[j][nt].z, acc[nt][3] += q[j][nt].w;
+        }
+        if (tid == 0) cnt[tile] = 0;
     }
 #pragma unroll
     for (int nt = 0; nt < 2 * NP; ++nt)
@@ -362,13 +390,13 @@ __global__ void __launch_bounds__(TW * 32) gemm_tile_reduce_kernel(const float *
 
 template <int NP, typename OutT>
 cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int ks, float *part,
-                           int pdl, cudaStream_t s) {
+                           int *cnt, int pdl, cudaStream_t s) {
     cudaError_t e = cudaFuncSetAttribute(gemm_tile_kernel<NP, OutT>, cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM);
     if (e != cudaSuccess) return e;
     const int tiles = (N + TBM - 1) / TBM;
     e = launch_pdl(gemm_tile_kernel<NP, OutT>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)T_SMEM, s, pdl, W, x, M,
-                   N, K, y, part);
-    if (e != cudaSuccess || ks == 1) return e;
+                   N, K, y, part, cnt);
+    if (e != cudaSuccess || ks == 1 || NP == 1) return e;
     /* always launched programmatically: it waits for the partials before reading them */
     return launch_pdl(gemm_tile_reduce_kernel<OutT>, dim3((unsigned)tiles, (unsigned)((M + 7) / 8)), dim3(TW * 32), 0, s, 1,
                       static_cast<const float *>(part), ks, tiles, M, N, y);
@@ -380,13 +408,14 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
     if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
     const int ks = pl_cuda_gemv_tile_splits(N, K, ws ? ws->sms : 0);
     if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws->sms))) return cudaErrorInvalidValue;
+    int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
     const int pdl = ws && ws->pdl;
     cudaError_t e;
-    if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, pdl, s);
-    else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, pdl, s);
-    else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, pdl, s);
-    else e = launch_tile_np<4>(W, x, M, N, K, y, ks, part, pdl, s);
+    if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, s);
+    else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, cnt, pdl, s);
+    else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, cnt, pdl, s);
+    else e = launch_tile_np<4>(W, x, M, N, K, y, ks, part, cnt, pdl, s);
     return e != cudaSuccess ? e : cudaGetLastError();
 }
 

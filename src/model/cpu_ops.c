@@ -338,7 +338,7 @@ static int cpu_rope_table(void *ctx, const int32_t *pos, int rows, int hd, doubl
 }
 
 static int cpu_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, int nkv, int hd,
-                            const void *qn, const void *kn, float eps, const float *cst) {
+                            const void *qn, const void *kn, float eps, const float *cst, void *q_out) {
     pl_cpu_backend *b = ctx;
     pl_dtype dt = b->act;
     const float *wq = ((const cpu_weight *)qn)->data, *wk = ((const cpu_weight *)kn)->data;
@@ -351,11 +351,14 @@ static int cpu_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, i
         for (int h = 0; h < nq + nkv; h++) {
             const float *w = h < nq ? wq : wk;
             size_t o = (size_t)r * row_stride + (size_t)h * hd;
+            void *dst = qkv; /* where the head goes: in place, or q_out for q heads */
+            size_t od = o;
+            if (q_out && h < nq) dst = q_out, od = ((size_t)r * nq + (size_t)h) * hd;
             if (fast) {
                 uint16_t *hp = (uint16_t *)qkv + o;
                 float inv = 1.0f / sqrtf(sumsq_bf16_512(hp, hd) / (float)hd + eps);
                 scale_bf16_512(hp, w, inv, hd, NULL, v);
-                rope_store_bf16_512(v, cs, sn, half, hp);
+                rope_store_bf16_512(v, cs, sn, half, (uint16_t *)dst + od);
                 continue;
             }
             float ss = 0;
@@ -370,8 +373,8 @@ static int cpu_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, i
             }
             for (int i = 0; i < half; i++) {
                 float x0 = v[i], x1 = v[i + half];
-                act_set(dt, qkv, o + i, x0 * cs[i] - x1 * sn[i]);
-                act_set(dt, qkv, o + i + half, x1 * cs[i] + x0 * sn[i]);
+                act_set(dt, dst, od + i, x0 * cs[i] - x1 * sn[i]);
+                act_set(dt, dst, od + i + half, x1 * cs[i] + x0 * sn[i]);
             }
         }
     }

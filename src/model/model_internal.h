@@ -74,10 +74,12 @@ typedef struct pl_backend_ops {
     /* RoPE table for the rows of one forward call: cs[r * head_dim + i] = cos, and
      * cs[r * head_dim + head_dim/2 + i] = sin, of pos[r] * theta^(-2i/head_dim). */
     int (*rope_table)(void *ctx, const int32_t *pos, int rows, int head_dim, double theta, float *cs);
-    /* In place on qkv rows (q heads, then k heads, then v heads; row_stride elements apart):
-     * per-head RMSNorm of q and k with qn / kn, then half-split RoPE from the table. */
+    /* On qkv rows (q heads, then k heads, then v heads; row_stride elements apart): per-head
+     * RMSNorm of q and k with qn / kn, then half-split RoPE from the table, in place; with
+     * q_out the q heads go to q_out instead (rows of nq * head_dim, the attention's query
+     * layout: no copy of them afterwards). */
     int (*qk_norm_rope)(void *ctx, void *qkv, int rows, size_t row_stride, int nq, int nkv, int head_dim,
-                        const void *qn, const void *kn, float eps, const float *cs);
+                        const void *qn, const void *kn, float eps, const float *cs, void *q_out);
     /* out[r, i] = silu(gu[r, i]) * gu[r, inter + i] */
     int (*swiglu)(void *ctx, const void *gu, int rows, int inter, void *out);
     /* h += x, n elements */

@@ -310,10 +310,9 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
         /* m->a holds rmsnorm(h) with this layer's input norm */
         if ((rc = o->matmul(bx, m->a, rows, w->qkv, m->qkv, 0, err, err_len)) ||
             (rc = o->qk_norm_rope(bx, m->qkv, rows, stride, c->num_heads, c->num_kv_heads, c->head_dim, w->q_norm,
-                                  w->k_norm, eps, m->rope)))
+                                  w->k_norm, eps, m->rope, paged ? m->qbuf : NULL))) /* paged: q straight to its buffer */
             goto done;
         if (paged) {
-            if ((rc = o->copy_rows(bx, m->qbuf, (size_t)qd, m->qkv, stride, rows, qd))) goto done;
             rc = paged_layer(m, b, l, row_start, max_pages, block_table, ctx_lens, err, err_len);
             appended_layers = l + 1;
             if (rc) goto done;
