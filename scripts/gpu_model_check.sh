@@ -133,8 +133,8 @@ if [ $SERVING -eq 1 ]; then
   fi
 fi
 if [ $SAN -eq 1 ] && command -v compute-sanitizer > /dev/null; then
-  timeout 40 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$T/test_cuda_backend" > "$LOG/sanitizer_memcheck.log" 2>&1
-  rc=$?; [ $rc -eq 124 ] && SUMMARY+=("compute-sanitizer memcheck  timed out (40 s; see log)") || step "compute-sanitizer memcheck" $rc
+  timeout 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$T/test_cuda_backend" > "$LOG/sanitizer_memcheck.log" 2>&1
+  rc=$?; [ $rc -eq 124 ] && SUMMARY+=("compute-sanitizer memcheck  timed out (150 s; see log)") || step "compute-sanitizer memcheck" $rc
   tail -3 "$LOG/sanitizer_memcheck.log"
 fi
 echo "== gpu_model_check summary (logs in $LOG) =="

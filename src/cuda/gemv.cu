@@ -1,11 +1,15 @@
-/* Skinny GEMM for decode: y[M, N] = x[M, K] W[N, K]^T with M <= 8 token rows, bf16 x and W,
+/* Skinny GEMMs for decode: y[M, N] = x[M, K] W[N, K]^T for a few token rows, bf16 x and W,
  * f32 accumulation, bf16 or f32 y. At such M the product is a stream over W (8 GB per step
- * for Qwen3-4B), and cuBLAS reads it at about half the copy bandwidth. One block owns R
- * output rows for all M tokens; its 4 warps split K (16-byte chunks, U loads of each row in
- * flight per thread) and meet in shared memory. Small work items (R rows) keep every SM
- * busy to the end even when N is only a few thousand rows (a warp per row-pair left a
- * partial last wave that cost as much as the rest). x is read through L1 (every block
- * reads all of it; it stays cached). */
+ * for Qwen3-4B), and cuBLAS reads it at about half the copy bandwidth. Three kernels:
+ *  - CUDA cores, M <= 8 (the default at 1 row), first below;
+ *  - tensor cores without staging, 2 <= M <= 8 (`gemv_mma_kernel`, kept as a reference);
+ *  - the staged tensor-core tile kernel, M <= 64 (`gemm_tile_kernel`, the default from 2).
+ *
+ * CUDA-core kernel: one block owns R output rows for all M tokens; its 4 warps split K
+ * (16-byte chunks, U loads of each row in flight per thread) and meet in shared memory. Small
+ * work items (R rows) keep every SM busy to the end even when N is only a few thousand rows
+ * (a warp per row-pair left a partial last wave that cost as much as the rest). x is read
+ * through L1 (every block reads all of it; it stays cached). */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
