@@ -10,7 +10,7 @@
  *       build-cudamodel/libpagellm.a -L/usr/local/cuda/lib64 -lcudart_static -lcublas -lcublasLt \
  *       -lcjson -lpcre2-8 -lutf8proc -lstdc++ -lm -ldl -lpthread -lrt -o bench_model_cuda
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
- *                         [--chunk 1024] [--json FILE] [--only decode|prefill] */
+ *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep] */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
 #include <cuda_profiler_api.h>
@@ -68,9 +68,11 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
+    int tile_sweep = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--tile-sweep")) tile_sweep = 1;
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
@@ -125,6 +127,7 @@ int main(int argc, char **argv) {
     double *times = malloc(sizeof(double) * (size_t)steps), *times_logits = malloc(sizeof(double) * (size_t)steps);
     double *times_nopdl = malloc(sizeof(double) * (size_t)steps), *times_gemmpdl = malloc(sizeof(double) * (size_t)steps);
     double *times_t64 = malloc(sizeof(double) * (size_t)steps), *times_mma = malloc(sizeof(double) * (size_t)steps);
+    double *times_sw = malloc(sizeof(double) * (size_t)steps);
     int32_t *sampled = malloc(sizeof(int32_t) * (size_t)maxb);
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (jf)
@@ -143,7 +146,8 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int dpages = B * ((context + 2 * steps + 8) / 128 + 2);
+        const int nsteps = (6 + (tile_sweep ? 7 : 0)) * (steps + 3) + 1; /* every mode's and config's steps */
+        const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
         pl_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
         pl_kv_seq **sp = malloc(sizeof *sp * (size_t)B);
@@ -180,6 +184,24 @@ int main(int argc, char **argv) {
         }
         pl_cuda_backend_use_pdl(m->bctx, 1);
         pl_cuda_backend_use_gemv(m->bctx, 1);
+        /* --tile-sweep: the tile GEMM's K split (CTAs per SM aimed at, most splits, fewest
+         * 64-k tiles per split), the serving step's median for each */
+        static const int sweep[][3] = {{2, 16, 4}, {1, 16, 4}, {2, 8, 4}, {2, 16, 8}, {1, 8, 8}, {2, 4, 4}, {2, 16, 2}};
+        for (int cfg = 0; tile_sweep && cfg < (int)(sizeof sweep / sizeof sweep[0]) && !rc; cfg++) {
+            pl_cuda_backend_tune_tile(m->bctx, sweep[cfg][0], sweep[cfg][1], sweep[cfg][2]);
+            double *tt = times_sw;
+            for (int s = -3; s < steps && !rc; s++) {
+                for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
+                pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
+                double ts = pl_now_seconds();
+                rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err);
+                if (s >= 0) tt[s] = pl_now_seconds() - ts;
+            }
+            if (!rc)
+                printf("tile split sweep: batch %d, %d CTAs/SM, <= %d splits, >= %d k tiles: step %.3f ms\n", B, sweep[cfg][0],
+                       sweep[cfg][1], sweep[cfg][2], pl_median(tt, steps) * 1e3);
+        }
+        pl_cuda_backend_tune_tile(m->bctx, 0, 0, 0);
         if (!rc) {
             long gc, gr, gx;
             pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);
@@ -323,7 +345,7 @@ int main(int argc, char **argv) {
     }
     if (jf) fprintf(jf, "}\n"), fclose(jf);
     if (rc) fprintf(stderr, "bench_model_cuda: %s\n", err);
-    free(logits), free(toks), free(times), free(times_logits), free(times_nopdl), free(times_gemmpdl), free(times_t64), free(times_mma), free(sampled);
+    free(logits), free(toks), free(times), free(times_logits), free(times_nopdl), free(times_gemmpdl), free(times_t64), free(times_mma), free(times_sw), free(sampled);
     pl_model_free(m);
     return rc ? 1 : 0;
 }

@@ -988,7 +988,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     void *dst = out;
     if (b->gmode != G_NONE && host_out) return set_err(b, PL_ERR_INTERNAL, "matmul into host memory inside a graphed step");
     SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode,
-        (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small);
+        (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
+        (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles);
     if (REPLAYING(b)) return PL_OK;
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
@@ -1004,7 +1005,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     else if (b->gemv_mode == 4) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= PL_CUDA_GEMV_TILE_MAX_M ? PL_CUDA_GEMV_TILE : 0;
     else if (b->gemv_mode == 1) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= 32 ? PL_CUDA_GEMV_TILE : 0;
     if (variant && b->act == PL_BF16 && w->dtype == PL_BF16 && pl_cuda_gemv_supported(rows, N, K, w->d, x, dst)) {
-        const size_t wsb = pl_cuda_gemv_ws_bytes(variant, N, K, b->gemv_ws.sms);
+        const size_t wsb = pl_cuda_gemv_ws_bytes(variant, N, K, &b->gemv_ws);
         if (wsb > b->gemv_ws.bytes) { /* sized by the first (eager) step of a shape, never inside a graph */
             if (b->gmode == G_CAPTURE) return set_err(b, PL_ERR_INTERNAL, "matmul: skinny-GEMM scratch grows inside a capture");
             cudaStreamSynchronize(b->stream); /* the old scratch may be in use */
@@ -1518,6 +1519,13 @@ size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) { return b ? b->live
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
     if (b) b->gemv_mode = mode >= 0 && mode <= 4 ? mode : 1;
 }
+void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {
+    if (!b) return;
+    b->gemv_ws.tile_ctas_per_sm = ctas_per_sm > 0 ? ctas_per_sm : 0;
+    b->gemv_ws.tile_max_splits = max_splits > 0 ? max_splits : 0;
+    b->gemv_ws.tile_min_ktiles = min_ktiles > 0 ? min_ktiles : 0;
+}
+
 void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on) {
     if (!b) return;
     b->gemv_ws.pdl = on != 0;

@@ -228,7 +228,7 @@ cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, in
     if (M > 8) return cudaErrorInvalidValue;
     const int tiles = (N + 15) / 16;
     const int ks = pl_cuda_gemv_splits(N, K, ws ? ws->sms : 0);
-    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_MMA, N, K, ws->sms))) return cudaErrorInvalidValue;
+    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_MMA, N, K, ws))) return cudaErrorInvalidValue;
     /* counters first, one per tile of any split shape (fewer than 3 * sms tiles), so every
      * shape finds its counters at zero; the partial tiles after them */
     int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
@@ -410,8 +410,8 @@ template <typename OutT>
 cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
                         const pl_cuda_gemv_ws *ws, cudaStream_t s) {
     if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
-    const int ks = pl_cuda_gemv_tile_splits(N, K, ws ? ws->sms : 0);
-    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws->sms))) return cudaErrorInvalidValue;
+    const int ks = pl_cuda_gemv_tile_splits(N, K, ws);
+    if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws))) return cudaErrorInvalidValue;
     int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
     const int pdl = ws && ws->pdl;
@@ -441,19 +441,25 @@ extern "C" int pl_cuda_gemv_splits(int n, int k, int sms) {
     return ks;
 }
 
-extern "C" int pl_cuda_gemv_tile_splits(int n, int k, int sms) {
-    /* about two CTAs per SM in one wave, at least 4 k tiles (256 k) per CTA */
-    const int tiles = (n + TBM - 1) / TBM, kt = (k + TBK - 1) / TBK;
+extern "C" int pl_cuda_gemv_tile_splits(int n, int k, const pl_cuda_gemv_ws *ws) {
+    /* about two CTAs per SM in one wave, at least 4 k tiles (256 k) per CTA, at most 16 splits
+     * (a split fixup of more partials costs more than the CTAs gain); ws may tune these */
+    const int tiles = (n + TBM - 1) / TBM, kt = (k + TBK - 1) / TBK, sms = ws ? ws->sms : 0;
     if (sms <= 0) return 1;
-    int ks = 2 * sms / tiles;
-    if (ks > kt / 4) ks = kt / 4;
-    if (ks > 16) ks = 16;
+    const int per_sm = ws->tile_ctas_per_sm > 0 ? (ws->tile_ctas_per_sm < 4 ? ws->tile_ctas_per_sm : 4) : 2; /* counters: < 3 * sms */
+    const int max_ks = ws->tile_max_splits > 0 ? ws->tile_max_splits : 16;
+    const int min_kt = ws->tile_min_ktiles > 0 ? ws->tile_min_ktiles : 4;
+    int ks = per_sm * sms / tiles;
+    if (ks > kt / min_kt) ks = kt / min_kt;
+    if (ks > max_ks) ks = max_ks;
     return ks < 1 ? 1 : ks;
 }
 
-extern "C" size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, int sms) {
+extern "C" size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda_gemv_ws *ws) {
+    const int sms = ws ? ws->sms : 0;
     if (variant == PL_CUDA_GEMV_TILE) {
-        const int ks = pl_cuda_gemv_tile_splits(n, k, sms), tiles = (n + TBM - 1) / TBM;
+        const int ks = pl_cuda_gemv_tile_splits(n, k, ws), tiles = (n + TBM - 1) / TBM;
+        /* counters for tiles that split: fewer than per_sm * sms / 2 */
         return ks > 1 ? cnt_bytes(sms) + (size_t)ks * tiles * T_PART * sizeof(float) : 0;
     }
     if (variant != PL_CUDA_GEMV_MMA) return 0;

@@ -27,10 +27,13 @@ typedef struct pl_cuda_gemv_ws {
     size_t bytes;
     int sms;
     int pdl; /* launch with programmatic dependent launch (overlap with the kernel before) */
+    /* tile kernel's K split (0: defaults): CTAs per SM to aim for (2), most splits (16), fewest
+     * 64-k tiles per split (4) */
+    int tile_ctas_per_sm, tile_max_splits, tile_min_ktiles;
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
-int pl_cuda_gemv_tile_splits(int n, int k, int sms); /* tile kernel */
-size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, int sms);
+int pl_cuda_gemv_tile_splits(int n, int k, const pl_cuda_gemv_ws *ws); /* tile kernel */
+size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda_gemv_ws *ws);
 
 /* The launch; returns the cudaError_t of the launch (0: cudaSuccess). */
 int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int k, void *y, int y_f32, int variant,
