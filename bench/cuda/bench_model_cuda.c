@@ -10,7 +10,8 @@
  *       build-cudamodel/libpagellm.a -L/usr/local/cuda/lib64 -lcudart_static -lcublas -lcublasLt \
  *       -lcjson -lpcre2-8 -lutf8proc -lstdc++ -lm -ldl -lpthread -lrt -o bench_model_cuda
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
- *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep] */
+ *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
+ *                         [--attn-split-sweep] */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
 #include <cuda_profiler_api.h>
@@ -68,11 +69,12 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0;
+    int tile_sweep = 0, attn_sweep = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "--tile-sweep")) tile_sweep = 1;
+        else if (!strcmp(argv[i], "--attn-split-sweep")) attn_sweep = 1;
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
@@ -146,7 +148,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (6 + (tile_sweep ? 7 : 0)) * (steps + 3) + 1; /* every mode's and config's steps */
+        const int nsteps = (6 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0)) * (steps + 3) + 1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
         pl_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
@@ -202,6 +204,22 @@ int main(int argc, char **argv) {
                        sweep[cfg][1], sweep[cfg][2], pl_median(tt, steps) * 1e3);
         }
         pl_cuda_backend_tune_tile(m->bctx, 0, 0, 0);
+        /* --attn-split-sweep: context splits of the decode attention (0: the heuristic) */
+        static const int asw[] = {0, 1, 2, 4, 8};
+        for (int cfg = 0; attn_sweep && cfg < (int)(sizeof asw / sizeof asw[0]) && !rc; cfg++) {
+            pl_cuda_backend_attn_splits(m->bctx, asw[cfg]);
+            for (int s = -3; s < steps && !rc; s++) {
+                for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
+                pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
+                double ts = pl_now_seconds();
+                rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err);
+                if (s >= 0) times_sw[s] = pl_now_seconds() - ts;
+            }
+            if (!rc)
+                printf("attention split sweep: batch %d, splits %d%s: step %.3f ms\n", B, asw[cfg], asw[cfg] ? "" : " (heuristic)",
+                       pl_median(times_sw, steps) * 1e3);
+        }
+        pl_cuda_backend_attn_splits(m->bctx, 0);
         if (!rc) {
             long gc, gr, gx;
             pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);

@@ -93,6 +93,7 @@ struct pl_cuda_backend {
     int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
+    int attn_splits;         /* context splits of the decode attention (0: its heuristic) */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
     int num_graphs, cur_graph, gmode, graphs_off;
@@ -1243,7 +1244,8 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     memset(&opt, 0, sizeof opt);
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
-    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes);
+    opt.num_splits = b->attn_splits;
+    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
         return PL_OK;
@@ -1519,6 +1521,10 @@ size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) { return b ? b->live
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
     if (b) b->gemv_mode = mode >= 0 && mode <= 4 ? mode : 1;
 }
+void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits) {
+    if (b) b->attn_splits = splits > 0 ? splits : 0;
+}
+
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {
     if (!b) return;
     b->gemv_ws.tile_ctas_per_sm = ctas_per_sm > 0 ? ctas_per_sm : 0;

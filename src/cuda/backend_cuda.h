@@ -54,6 +54,8 @@ size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
  * default with the tile kernel up to 64 rows, 0 cuBLAS for every matmul (the modes use
  * cuBLAS past their kernels' rows). */
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode);
+/* Benchmark hook: context splits of the split-context attention kernels (0: their heuristic). */
+void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM, at most 16 splits, at least 4 k tiles of 64 per split). */
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
