@@ -65,6 +65,20 @@ static double gemm_tflops(int M, int N, int K) {
     return 2.0 * M * N * (double)K / pl_median(t, 10) / 1e12;
 }
 
+/* Median host time of `steps` serving steps (greedy on the device, ids back) after 3 warm-up
+ * ones; every sequence decodes one token per step. t: scratch of `steps` doubles. */
+static double serving_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *lens, int *pos, const int32_t *toks,
+                            int steps, int32_t *sampled, double *t, int *rc, char *err, size_t err_len) {
+    for (int s = -3; s < steps && !*rc; s++) {
+        for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
+        pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
+        double ts = pl_now_seconds();
+        *rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, err_len);
+        if (s >= 0) t[s] = pl_now_seconds() - ts;
+    }
+    return *rc ? 0 : pl_median(t, steps);
+}
+
 int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
@@ -191,33 +205,20 @@ int main(int argc, char **argv) {
         static const int sweep[][3] = {{2, 16, 4}, {1, 16, 4}, {2, 8, 4}, {2, 16, 8}, {1, 8, 8}, {2, 4, 4}, {2, 16, 2}};
         for (int cfg = 0; tile_sweep && cfg < (int)(sizeof sweep / sizeof sweep[0]) && !rc; cfg++) {
             pl_cuda_backend_tune_tile(m->bctx, sweep[cfg][0], sweep[cfg][1], sweep[cfg][2]);
-            double *tt = times_sw;
-            for (int s = -3; s < steps && !rc; s++) {
-                for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
-                pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
-                double ts = pl_now_seconds();
-                rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err);
-                if (s >= 0) tt[s] = pl_now_seconds() - ts;
-            }
+            const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err);
             if (!rc)
                 printf("tile split sweep: batch %d, %d CTAs/SM, <= %d splits, >= %d k tiles: step %.3f ms\n", B, sweep[cfg][0],
-                       sweep[cfg][1], sweep[cfg][2], pl_median(tt, steps) * 1e3);
+                       sweep[cfg][1], sweep[cfg][2], med * 1e3);
         }
         pl_cuda_backend_tune_tile(m->bctx, 0, 0, 0);
         /* --attn-split-sweep: context splits of the decode attention (0: the heuristic) */
         static const int asw[] = {0, 1, 2, 4, 8};
         for (int cfg = 0; attn_sweep && cfg < (int)(sizeof asw / sizeof asw[0]) && !rc; cfg++) {
             pl_cuda_backend_attn_splits(m->bctx, asw[cfg]);
-            for (int s = -3; s < steps && !rc; s++) {
-                for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
-                pl_forward_batch fb = {B, toks + (s + 3) % 64, lens, pos, sp, NULL, 0};
-                double ts = pl_now_seconds();
-                rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err);
-                if (s >= 0) times_sw[s] = pl_now_seconds() - ts;
-            }
+            const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err);
             if (!rc)
                 printf("attention split sweep: batch %d, splits %d%s: step %.3f ms\n", B, asw[cfg], asw[cfg] ? "" : " (heuristic)",
-                       pl_median(times_sw, steps) * 1e3);
+                       med * 1e3);
         }
         pl_cuda_backend_attn_splits(m->bctx, 0);
         if (!rc) {
