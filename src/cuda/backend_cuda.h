@@ -61,7 +61,7 @@ void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits);
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
 /* Programmatic dependent launch (a kernel may launch while the one before it finishes; skinny
  * GEMMs start loading weights): on = 1 (default) every kernel of a step, 2 the skinny GEMMs
- * only, 0 none. A benchmark hook. */
+ * only, 0 none but the K/V append (pl_kv_append_cuda always is). A benchmark hook. */
 void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on);
 /* on = 0: decode steps run eagerly instead of through CUDA graphs (default 1); graphs
  * already captured are kept for when they are turned on again. */

@@ -146,6 +146,19 @@ cudaError_t launch(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N,
 constexpr int MW = 8; /* warps per block, splitting K */
 constexpr int MU = 4; /* k steps of W loaded ahead */
 
+/* K split over CTAs: each CTA of a tile calls this once its partial is stored; true in the
+ * last of the n to arrive, which may then read the others' partials (and resets *counter
+ * to 0 when done, so the counters are ready for a graph replay). */
+__device__ __forceinline__ bool arrived_last(int *counter, int n) {
+    __shared__ int last;
+    __threadfence(); /* our partial is visible before we are counted */
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(counter, 1) == n - 1;
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+
 /* gridDim.y > 1: that many blocks split K for one 16-row tile; each leaves its partial tile
  * in ws ([split][tile][128] f32) and the last to arrive (cnt[tile], back to 0 after) adds
  * them up and stores: no second launch, and the counters are ready for a graph replay. */
@@ -155,7 +168,6 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
                                                            OutT *__restrict__ y, float *ws, int *cnt) {
     pdl_trigger();
     __shared__ float red[MW][32][4];
-    __shared__ int last;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
     const int ks = gridDim.y, split = blockIdx.y;
     const int n0 = blockIdx.x * 16;
@@ -200,12 +212,7 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
     }
     if (ks > 1) {
         if (tid < 128) ws[((size_t)split * gridDim.x + blockIdx.x) * 128 + tid] = v;
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) last = atomicAdd(&cnt[blockIdx.x], 1) == ks - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
+        if (!arrived_last(&cnt[blockIdx.x], ks)) return;
         if (tid < 128) {
             v = 0.f;
             for (int r = 0; r < ks; r++) v += __ldcg(ws + ((size_t)r * gridDim.x + blockIdx.x) * 128 + tid);
@@ -338,14 +345,8 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
                     make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
         if (NP > 1) return; /* the reduce kernel adds them */
         /* up to 16 tokens: a float4 or two per thread and split, so the last CTA of the tile
-         * adds them (counters as in the kernel above) instead of a launch more */
-        __shared__ int last;
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) last = atomicAdd(&cnt[tile], 1) == ks - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
+         * adds them instead of a launch more */
+        if (!arrived_last(&cnt[tile], ks)) return;
 #pragma unroll
         for (int nt = 0; nt < 2 * NP; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
         for (int r0 = 0; r0 < ks; r0 += 4) { /* 4 splits' loads in flight, added in split order */
