@@ -11,7 +11,7 @@
  *       -lcjson -lpcre2-8 -lutf8proc -lstdc++ -lm -ldl -lpthread -lrt -o bench_model_cuda
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
- *                         [--attn-split-sweep] */
+ *                         [--attn-split-sweep] [--ablate] */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
 #include <cuda_profiler_api.h>
@@ -83,12 +83,13 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "--tile-sweep")) tile_sweep = 1;
         else if (!strcmp(argv[i], "--attn-split-sweep")) attn_sweep = 1;
+        else if (!strcmp(argv[i], "--ablate")) ablate = 1;
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
@@ -162,7 +163,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (6 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0)) * (steps + 3) + 1; /* every mode's and config's steps */
+        const int nsteps = (6 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0)) * (steps + 3) + 1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
         pl_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
@@ -221,6 +222,22 @@ int main(int argc, char **argv) {
                        med * 1e3);
         }
         pl_cuda_backend_attn_splits(m->bctx, 0);
+        /* --ablate: the serving step with kinds of op launching nothing (wrong results): what
+         * each costs inside the step, launch chain and overlap included. Contexts grow by the
+         * steps of each setting, so later settings read a little more K/V. */
+        enum { SMALL = PL_CUDA_SKIP_NORM | PL_CUDA_SKIP_ROPE | PL_CUDA_SKIP_APPEND | PL_CUDA_SKIP_SWIGLU };
+        static const int abl[] = {0, PL_CUDA_SKIP_NORM, PL_CUDA_SKIP_ROPE, PL_CUDA_SKIP_APPEND, PL_CUDA_SKIP_SWIGLU,
+                                  PL_CUDA_SKIP_ATTN, SMALL, SMALL | PL_CUDA_SKIP_ATTN, PL_CUDA_SKIP_GEMM,
+                                  SMALL | PL_CUDA_SKIP_ATTN | PL_CUDA_SKIP_GEMM};
+        static const char *abl_name[] = {"nothing", "add+RMSNorm", "q/k norm+RoPE", "K/V append", "SwiGLU", "attention",
+                                         "the four small kinds", "small kinds + attention (GEMMs + LM head left)", "layer GEMMs",
+                                         "all of the layers (embedding, LM head, sampling, host left)"};
+        for (int cfg = 0; ablate && cfg < (int)(sizeof abl / sizeof abl[0]) && !rc; cfg++) {
+            pl_cuda_backend_skip_ops(m->bctx, abl[cfg]);
+            const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err);
+            if (!rc) printf("ablation: batch %d, without %s: step %.3f ms\n", B, abl_name[cfg], med * 1e3);
+        }
+        pl_cuda_backend_skip_ops(m->bctx, 0);
         if (!rc) {
             long gc, gr, gx;
             pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);

@@ -358,47 +358,49 @@ __global__ void __launch_bounds__(256) merge_kernel(const pl_attn_params p) {
     pdl_trigger(); /* the output projection after us may start loading its weights */
     pdl_wait();
     __shared__ float red[8][260];
-    __shared__ float red_l[8];
+    __shared__ float red_ml[8][2];
     const size_t orow = blockIdx.x;
     const int S = p.splits, D = p.head_dim;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const float *ml = p.part_ml + orow * S * 2;
-    float M = -INFINITY;
-    for (int s = lane; s < S; s += 32) M = fmaxf(M, ml[2 * s]);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, off));
-    float lsum = 0.f;
+    /* Each warp folds its splits (warp, warp + 8, ...) under its own running max, so a split's
+     * (max, sum) and output chunk load together: one L2 round trip up to 8 splits, where the
+     * global max first cost two. The warps meet in shared memory. */
     for (int d0 = 0; d0 < D; d0 += 128) {
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        float acc[4] = {0.f, 0.f, 0.f, 0.f}, mw = -INFINITY, lw = 0.f;
         const int d = d0 + lane * 4;
-        if (M != -INFINITY) {
-            for (int s = warp; s < S; s += 8) {
-                const float ms = ml[2 * s];
-                if (ms == -INFINITY) continue;
-                const float w = exp2f(ms - M);
-                if (d0 == 0) lsum += w * ml[2 * s + 1];
-                const float *src = p.part_o + (orow * S + s) * D;
-                if ((D & 3) == 0 && d + 3 < D) {
-                    const float4 v = *reinterpret_cast<const float4 *>(src + d);
-                    acc[0] += w * v.x;
-                    acc[1] += w * v.y;
-                    acc[2] += w * v.z;
-                    acc[3] += w * v.w;
-                } else {
-                    for (int e = 0; e < 4; ++e)
-                        if (d + e < D) acc[e] += w * src[d + e];
-                }
+        for (int s = warp; s < S; s += 8) {
+            const float ms = ml[2 * s], ls = ml[2 * s + 1];
+            const float *src = p.part_o + (orow * S + s) * D;
+            float v[4] = {0.f, 0.f, 0.f, 0.f};
+            if ((D & 3) == 0 && d + 3 < D) {
+                const float4 q = *reinterpret_cast<const float4 *>(src + d);
+                v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+            } else {
+                for (int e = 0; e < 4; ++e)
+                    if (d + e < D) v[e] = src[d + e];
             }
+            if (ms == -INFINITY) continue; /* an empty split */
+            const float mn = fmaxf(mw, ms), a = exp2f(mw - mn), b = exp2f(ms - mn);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[e] = acc[e] * a + b * v[e];
+            lw = lw * a + b * ls;
+            mw = mn;
         }
         for (int e = 0; e < 4; ++e) red[warp][lane * 4 + e] = acc[e];
-        if (d0 == 0 && lane == 0) red_l[warp] = lsum;
+        if (lane == 0) red_ml[warp][0] = mw, red_ml[warp][1] = lw;
         __syncthreads();
         if (threadIdx.x < 128) {
-            float o = 0.f, l = 0.f;
+            float M = -INFINITY, o = 0.f, l = 0.f;
+#pragma unroll
+            for (int w = 0; w < 8; ++w) M = fmaxf(M, red_ml[w][0]);
 #pragma unroll
             for (int w = 0; w < 8; ++w) {
-                o += red[w][threadIdx.x];
-                l += red_l[w];
+                const float m = red_ml[w][0];
+                if (m == -INFINITY) continue;
+                const float f = exp2f(m - M);
+                o += f * red[w][threadIdx.x];
+                l += f * red_ml[w][1];
             }
             const int dd = d0 + threadIdx.x;
             if (dd < D) store_elem(static_cast<T *>(p.out) + orow * D + dd, l > 0.f ? o / l : 0.f);

@@ -94,6 +94,7 @@ struct pl_cuda_backend {
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
     int attn_splits;         /* context splits of the decode attention (0: its heuristic) */
+    int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
     int num_graphs, cur_graph, gmode, graphs_off;
@@ -254,6 +255,7 @@ int flush_appends(pl_cuda_backend *b) {
     if (!p.n) return PL_OK;
     const int n = p.n;
     p.n = 0;
+    if (b->skip & PL_CUDA_SKIP_APPEND) return PL_OK;
     memcpy(p.comb, p.meta, sizeof(int32_t) * (size_t)n);
     memcpy(p.comb + n, p.meta + p.cap, sizeof(int32_t) * (size_t)n);
     void *d = nullptr;
@@ -924,6 +926,7 @@ int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, floa
     if (int frc = flush_appends(b)) return frc;
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
     if (rows <= 0) return PL_OK;
+    if (b->skip & PL_CUDA_SKIP_NORM) return PL_OK;
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
     SIG(b, 4ULL, U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
     if (REPLAYING(b)) return PL_OK;
@@ -943,6 +946,7 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     if (int frc = flush_appends(b)) return frc;
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
     if (rows <= 0) return PL_OK;
+    if (b->skip & PL_CUDA_SKIP_NORM) return PL_OK;
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "add_rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
     SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
     if (REPLAYING(b)) return PL_OK;
@@ -973,6 +977,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     if (frc) return fwd(b, frc, err, err_len);
     if (!w->is_matrix) return pl_fail(err, err_len, PL_ERR_INTERNAL, "matmul: weight is not a matrix");
     if (rows <= 0) return PL_OK;
+    if ((b->skip & PL_CUDA_SKIP_GEMM) && !out_f32) return PL_OK; /* the LM head (f32 out) stays */
     const int N = w->rows, K = w->cols;
     const bool f32_out = out_f32 || b->act == PL_F32;
     /* Logits may land in host memory (the forward pass's logit buffers): compute into device
@@ -1079,6 +1084,7 @@ int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, i
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (int frc = flush_appends(b)) return frc;
     if (rows <= 0) return PL_OK;
+    if (b->skip & PL_CUDA_SKIP_ROPE) return PL_OK;
     if (hd <= 0 || hd % 2 || hd > 1024) return set_err(b, PL_ERR_INVALID, "qk_norm_rope: head_dim %d must be even and <= 1024", hd);
     SIG(b, 8ULL, U64(qkv), (unsigned long long)rows, row_stride, (unsigned long long)nq, (unsigned long long)nkv,
         (unsigned long long)hd, U64(qn), U64(kn), U64(cs), U64(q_out));
@@ -1103,6 +1109,7 @@ int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
     if (int frc = flush_appends(b)) return frc;
     const size_t n = (size_t)rows * inter;
     if (!n) return PL_OK;
+    if (b->skip & PL_CUDA_SKIP_SWIGLU) return PL_OK;
     SIG(b, 9ULL, U64(gu), (unsigned long long)rows, (unsigned long long)inter, U64(out));
     if (REPLAYING(b)) return PL_OK;
     const size_t es = esize(b->act);
@@ -1224,6 +1231,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     if (!args) return pl_fail(err, err_len, PL_ERR_INVALID, "args: NULL");
     int frc = flush_appends(b);
     if (frc) return fwd(b, frc, err, err_len);
+    if (b->skip & PL_CUDA_SKIP_ATTN) return PL_OK;
     if (args->batch <= 0 || args->max_pages <= 0 || !args->block_table || !args->context_lens)
         return pl_fail(err, err_len, PL_ERR_INVALID, "paged_attention: batch %d, max_pages %d, block_table/context_lens %s",
                        args->batch, args->max_pages, args->block_table && args->context_lens ? "set" : "NULL");
@@ -1520,6 +1528,9 @@ void *pl_cuda_backend_stream(pl_cuda_backend *b) { return b ? b->stream : nullpt
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b) { return b ? b->live_bytes : 0; }
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
     if (b) b->gemv_mode = mode >= 0 && mode <= 4 ? mode : 1;
+}
+void pl_cuda_backend_skip_ops(pl_cuda_backend *b, int mask) {
+    if (b) b->skip = mask;
 }
 void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits) {
     if (b) b->attn_splits = splits > 0 ? splits : 0;

@@ -54,6 +54,12 @@ size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
  * default with the tile kernel up to 64 rows, 0 cuBLAS for every matmul (the modes use
  * cuBLAS past their kernels' rows). */
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode);
+/* Benchmark hook, never for serving: ops of the kinds in mask return without launching, so
+ * results are wrong but a step timed without them shows what they cost inside the step. The
+ * GEMM kind spares f32-output matmuls (the LM head). */
+enum { PL_CUDA_SKIP_NORM = 1, PL_CUDA_SKIP_ROPE = 2, PL_CUDA_SKIP_APPEND = 4, PL_CUDA_SKIP_ATTN = 8, PL_CUDA_SKIP_SWIGLU = 16,
+       PL_CUDA_SKIP_GEMM = 32 };
+void pl_cuda_backend_skip_ops(pl_cuda_backend *b, int mask);
 /* Benchmark hook: context splits of the split-context attention kernels (0: their heuristic). */
 void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0

@@ -347,12 +347,13 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
         /* up to 16 tokens: a float4 or two per thread and split, so the last CTA of the tile
          * adds them instead of a launch more */
         if (!arrived_last(&cnt[tile], ks)) return;
+        constexpr int FQ = 8; /* NP == 1 here */
 #pragma unroll
         for (int nt = 0; nt < 2 * NP; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
-        for (int r0 = 0; r0 < ks; r0 += 4) { /* 4 splits' loads in flight, added in split order */
-            float4 q[4][2 * NP];
+        for (int r0 = 0; r0 < ks; r0 += FQ) { /* FQ splits in flight (one L2 round trip for up to 8), added in order */
+            float4 q[FQ][2 * NP];
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int j = 0; j < FQ; ++j)
 #pragma unroll
                 for (int nt = 0; nt < 2 * NP; ++nt)
                     q[j][nt] = r0 + j < ks && nt < nt_live
@@ -360,7 +361,7 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
                                                                             ((size_t)nt * TW * 32 + tid) * 4))
                                    : make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int j = 0; j < FQ; ++j)
 #pragma unroll
                 for (int nt = 0; nt < 2 * NP; ++nt)
                     acc[nt][0] += q[j][nt].x, acc[nt][1] += q[j][nt].y, acc[nt][2] += q[j][nt].z, acc[nt][3] += q[j][nt].w;
