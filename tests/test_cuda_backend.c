@@ -169,15 +169,18 @@ static void test_matmul(pair *p) {
                                     {1000, 96, 130}, {1, 8, 1},    {37, 264, 2},  {1001, 2560, 4}, {515, 776, 8},
                                     {300, 2056, 3}, {9, 512, 5},   {13, 1032, 6}, {4099, 128, 7},
                                     {77, 1000, 12}, {2571, 40, 33}, {31, 264, 64}, {300, 2056, 9},
-                                    {6144, 2560, 64}, {2560, 4096, 40}, {1000, 264, 50}};
+                                    {6144, 2560, 64}, {2560, 4096, 40}, {1000, 264, 50}, {40000, 128, 3},
+                                    {19456, 2560, 4}, {2560, 9728, 16}};
     const size_t ns = sizeof shapes / sizeof shapes[0];
-    for (size_t s = 0; s < 4 * ns; s++) {
+    for (size_t s = 0; s < 5 * ns; s++) {
         const size_t si = s % ns;
         /* passes: default kernels (tile kernel from 2 rows), cuBLAS only, CUDA-core kernel,
-         * untiled tensor-core kernel */
-        static const int modes[4] = {1, 0, 2, 3};
+         * untiled tensor-core kernel, and the tile kernel up to 64 rows cut into the most
+         * stream-K pieces (4 CTAs per SM, one 64-k step each: up to 64 CTAs add into a tile) */
+        static const int modes[5] = {1, 0, 2, 3, 4};
         const int gemv = modes[s / ns];
         pl_cuda_backend_use_gemv(p->g, gemv);
+        pl_cuda_backend_tune_tile(p->g, s / ns == 4 ? 4 : 0, s / ns == 4 ? 64 : 0, s / ns == 4 ? 1 : 0);
         int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
         float *w = rand_act(PL_F32, (size_t)N * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);
         int parts = N >= 3 ? 3 : 1;
@@ -223,6 +226,7 @@ static void test_matmul(pair *p) {
         free(w), free(x), free(xa), free(cout), free(gout), free(cf), free(gf);
     }
     pl_cuda_backend_use_gemv(p->g, 1);
+    pl_cuda_backend_tune_tile(p->g, 0, 0, 0);
 }
 
 static void test_elementwise(pair *p) {

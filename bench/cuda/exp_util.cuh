@@ -1,0 +1,58 @@
+/* Shared pieces of the stand-alone kernel experiments (bench/cuda/exp_*.cu): error check,
+ * the tile GEMM's 128-byte-row swizzle and one stage of its MMA, a median, a weight fill.
+ * Include after cuda/ptx.cuh. */
+#ifndef PL_BENCH_EXP_UTIL_CUH
+#define PL_BENCH_EXP_UTIL_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <vector>
+
+#define CK(x)                                                                                                          \
+    do {                                                                                                               \
+        cudaError_t e_ = (x);                                                                                          \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                               \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+namespace {
+
+/* byte offset of 16-byte chunk ch of row r in a [rows][64] bf16 tile (128-byte rows) */
+__device__ __forceinline__ uint32_t swz128(int r, int ch) { return (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)); }
+
+/* one 64-k stage of the tile GEMM (M <= 16): warp w's 16 weight rows (A) against the 16
+ * token rows (B) of the stage, both swizzled [rows][64] bf16 tiles in shared memory */
+__device__ __forceinline__ void stage_mma(uint32_t wsm, uint32_t xsm, int warp, int lane, float (&acc)[2][4]) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+        uint32_t a[4], b0, b1, b2, b3;
+        ldmatrix_x4(wsm + swz128(warp * 16 + (lane & 15), kk * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
+        ldmatrix_x4(xsm + swz128((lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1)), b0, b1, b2, b3);
+        mma_bf16(acc[0], a, b0, b1);
+        mma_bf16(acc[1], a, b2, b3);
+    }
+}
+
+float median(std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+/* bf16 pairs with hashed sign and mantissa bits, |v| in [2^-7, 2^-6): varied, finite */
+__global__ void fill(uint32_t *p, size_t n, uint32_t seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t h = (uint32_t)i * 2654435761u ^ seed;
+        h ^= h >> 13, h *= 0x5bd1e995u, h ^= h >> 15;
+        p[i] = (h & 0x807f807fu) | 0x3c003c00u;
+    }
+}
+
+} // namespace
+
+#endif
