@@ -328,78 +328,48 @@ int run_config(const char *name, const std::vector<shape> &layer, int sms, int C
         CK(cudaMemcpyAsync(y_pers.data(), x, yl * 2, cudaMemcpyDeviceToHost, s));
         CK(cudaStreamSynchronize(s));
         for (int r = 0; r < 7; r++) {
-            float ms;
-            CK(cudaEventRecord(e0, s));
-            for (int q = 0; q < REP; q++) CK(cudaGraphLaunch(execs[small], s));
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            tc[small].push_back(ms / REP);
-            CK(cudaEventRecord(e0, s));
-            for (int q = 0; q < REP; q++) {
+            tc[small].push_back(time_runs(s, e0, e1, REP, [&] { CK(cudaGraphLaunch(execs[small], s)); }));
+            tp[small].push_back(time_runs(s, e0, e1, REP, [&] {
                 CK(cudaMemsetAsync(bar, 0, 4, s));
                 persistent_kernel<<<C, TW * 32, T_SMEM, s>>>(dgs, (int)gs.size(), bar, small);
-            }
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaGetLastError());
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            tp[small].push_back(ms / REP);
+            }));
         }
         same[small] = memcmp(y_chain.data(), y_pers.data(), yl * 2) == 0;
         if (!small) y_ref = y_chain; /* the GEMMs-only result, for the dataflow kernel */
     }
     std::vector<float> tv[7];
     for (int r = 0; r < 7; r++)
-        for (int v = 2; v < 7; v++) {
-            float ms;
-            CK(cudaEventRecord(e0, s));
-            for (int q = 0; q < REP; q++) CK(cudaGraphLaunch(execs[v], s));
-            CK(cudaEventRecord(e1, s));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            tv[v].push_back(ms / REP);
-        }
+        for (int v = 2; v < 7; v++) tv[v].push_back(time_runs(s, e0, e1, REP, [&] { CK(cudaGraphLaunch(execs[v], s)); }));
     std::vector<__nv_bfloat16> y_df(yl);
     std::vector<float> td;
-    for (int r = 0; r < 8; r++) {
-        float ms;
-        CK(cudaEventRecord(e0, s));
-        for (int q = 0; q < REP; q++) {
-            CK(cudaMemsetAsync(done, 0, gs.size() * FLAGS * 4, s));
-            dataflow_kernel<<<C, TW * 32, T_SMEM, s>>>(dgd, (int)gd.size());
-        }
-        CK(cudaEventRecord(e1, s));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaGetLastError());
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (r) td.push_back(ms / REP);
-        if (!r) CK(cudaMemcpy(y_df.data(), x, yl * 2, cudaMemcpyDeviceToHost));
-    }
+    auto dataflow = [&] {
+        CK(cudaMemsetAsync(done, 0, gs.size() * FLAGS * 4, s));
+        dataflow_kernel<<<C, TW * 32, T_SMEM, s>>>(dgd, (int)gd.size());
+    };
+    time_runs(s, e0, e1, REP, dataflow); /* warm-up, and the output to check */
+    CK(cudaMemcpy(y_df.data(), x, yl * 2, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < 7; r++) td.push_back(time_runs(s, e0, e1, REP, dataflow));
     const bool same_df = memcmp(y_ref.data(), y_df.data(), yl * 2) == 0;
     const double bytes = (double)per_layer * LAYERS, ideal_ms = bytes / (copy_gbps * 1e9) * 1e3;
     printf("%s: 36 layers x %zu GEMMs (", name, layer.size());
     for (size_t j = 0; j < layer.size(); j++) printf("%s[%d x %d] ks %d", j ? ", " : "", layer[j].N, layer[j].K, gs[j].ks);
     printf("), M = %d: %.2f GB of weights, ideal %.3f ms at the copy rate\n", M, bytes / 1e9, ideal_ms);
+    auto report = [&](const char *what, const std::vector<float> &t, const char *outputs) {
+        const float ms = median(t);
+        printf("  %s: %.3f ms = %.2fx ideal, %.0f GB/s%s%s\n", what, ms, ms / ideal_ms, bytes / (ms * 1e-3) / 1e9,
+               outputs ? "; outputs " : "", outputs ? outputs : "");
+    };
     for (int small = 0; small < 2; small++) {
-        const float c_ms = median(tc[small]), p_ms = median(tp[small]);
         printf("  %s\n", small ? "with a small op after each GEMM (one more launch / barrier each):" : "GEMMs only:");
-        printf("    chain (PDL launches in a graph): %.3f ms = %.2fx ideal, %.0f GB/s\n", c_ms, c_ms / ideal_ms, bytes / (c_ms * 1e-3) / 1e9);
-        printf("    persistent (1 launch, grid barriers): %.3f ms = %.2fx ideal, %.0f GB/s; outputs %s\n", p_ms, p_ms / ideal_ms,
-               bytes / (p_ms * 1e-3) / 1e9, same[small] ? "identical" : "DIFFER");
+        report("  chain (PDL launches in a graph)", tc[small], nullptr);
+        report("  persistent (1 launch, grid barriers)", tp[small], same[small] ? "identical" : "DIFFER");
     }
     {
         static const char *vn[7] = {"", "", "chain without PDL (GEMMs only)", "chain, trigger after the main loop (GEMMs only)",
                                     "chain, trigger after the main loop, with small ops", "chain, no trigger (at exit; GEMMs only)",
                                     "chain, no trigger, with small ops"};
-        for (int v = 2; v < 7; v++) {
-            const float n_ms = median(tv[v]);
-            printf("  %s: %.3f ms = %.2fx ideal, %.0f GB/s\n", vn[v], n_ms, n_ms / ideal_ms, bytes / (n_ms * 1e-3) / 1e9);
-        }
-        const float d_ms = median(td);
-        printf("  dataflow (1 launch, no barriers; an item waits for the producer tiles it reads): %.3f ms = %.2fx ideal, %.0f GB/s; "
-               "outputs %s\n",
-               d_ms, d_ms / ideal_ms, bytes / (d_ms * 1e-3) / 1e9, same_df ? "identical" : "DIFFER");
+        for (int v = 2; v < 7; v++) report(vn[v], tv[v], nullptr);
+        report("dataflow (1 launch, no barriers; an item waits for the producer tiles it reads)", td, same_df ? "identical" : "DIFFER");
     }
     for (int v = 0; v < 7; v++) CK(cudaGraphExecDestroy(execs[v]));
     CK(cudaFree(ws8));
@@ -437,15 +407,8 @@ int main() {
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     CK(cudaMalloc(&cbuf, 2 * cb));
-    for (int r = 0; r < 8; r++) {
-        float ms;
-        CK(cudaEventRecord(e0, s));
-        CK(cudaMemcpyAsync(cbuf + cb, cbuf, cb, cudaMemcpyDeviceToDevice, s));
-        CK(cudaEventRecord(e1, s));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        tcp.push_back(ms);
-    }
+    for (int r = 0; r < 8; r++)
+        tcp.push_back(time_runs(s, e0, e1, 1, [&] { CK(cudaMemcpyAsync(cbuf + cb, cbuf, cb, cudaMemcpyDeviceToDevice, s)); }));
     CK(cudaFree(cbuf));
     const double copy_gbps = 2.0 * cb / (median(tcp) * 1e-3) / 1e9;
     printf("device: %d SMs, %d CTAs per SM; copy %.0f GB/s (read + write)\n", sms, occ, copy_gbps);

@@ -39,6 +39,18 @@ __device__ __forceinline__ void stage_mma(uint32_t wsm, uint32_t xsm, int warp, 
     }
 }
 
+/* ms per run of `enqueue` (which puts one run on s), timed over rep back-to-back runs */
+template <typename F> float time_runs(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, int rep, F enqueue) {
+    float ms;
+    CK(cudaEventRecord(e0, s));
+    for (int q = 0; q < rep; q++) enqueue();
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaGetLastError());
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms / rep;
+}
+
 float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];

@@ -139,26 +139,12 @@ int main() {
     {
         std::vector<float> t;
         const size_t b = (size_t)256 << 20;
-        for (int r = 0; r < 10; r++) {
-            CK(cudaEventRecord(e0));
-            CK(cudaMemcpyAsync(pool + b, pool, b, cudaMemcpyDeviceToDevice));
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            t.push_back(ms);
-        }
+        for (int r = 0; r < 10; r++)
+            t.push_back(time_runs(0, e0, e1, 1, [&] { CK(cudaMemcpyAsync(pool + b, pool, b, cudaMemcpyDeviceToDevice)); }));
         printf("copy D2D 256 MiB: %.1f GB/s (read + write)\n", 2.0 * b / (median(t) * 1e-3) / 1e9);
         t.clear();
-        for (int r = 0; r < 10; r++) {
-            CK(cudaEventRecord(e0));
-            read_kernel<<<sms * 8, 512>>>(reinterpret_cast<const uint4 *>(pool), rot_bytes / 16, sink);
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            t.push_back(ms);
-        }
+        for (int r = 0; r < 10; r++)
+            t.push_back(time_runs(0, e0, e1, 1, [&] { read_kernel<<<sms * 8, 512>>>(reinterpret_cast<const uint4 *>(pool), rot_bytes / 16, sink); }));
         printf("read kernel 512 MiB: %.1f GB/s\n", rot_bytes / (median(t) * 1e-3) / 1e9);
     }
 
@@ -196,16 +182,12 @@ int main() {
                 std::vector<float> t;
                 for (int r = 0; r < reps; r++) {
                     const char *w = (layout ? slab_base : pool) + (size_t)(r % copies) * wb;
-                    CK(cudaEventRecord(e0));
-                    stream_kernel<<<c.ctas, TW * 32, T_SMEM>>>(reinterpret_cast<const __nv_bfloat16 *>(w), x, sh.N, sh.K, c.ks,
-                                                               layout, out);
-                    CK(cudaEventRecord(e1));
-                    CK(cudaEventSynchronize(e1));
-                    float ms;
-                    CK(cudaEventElapsedTime(&ms, e0, e1));
+                    const float ms = time_runs(0, e0, e1, 1, [&] {
+                        stream_kernel<<<c.ctas, TW * 32, T_SMEM>>>(reinterpret_cast<const __nv_bfloat16 *>(w), x, sh.N, sh.K, c.ks,
+                                                                   layout, out);
+                    });
                     if (r >= 2) t.push_back(ms);
                 }
-                CK(cudaGetLastError());
                 const float ms = median(t);
                 char split[32];
                 snprintf(split, sizeof split, c.ks ? "%s=%d" : "%s", c.what, c.ks);

@@ -1043,7 +1043,6 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         if (st != CUBLAS_STATUS_SUCCESS)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: cuBLAS status %d (%s)", rows, K, N, K, (int)st,
                            cublasGetStatusString(st));
-
     }
     if (host_out) {
         cudaError_t e = cudaMemcpyAsync(out, dst, out_bytes, cudaMemcpyDeviceToHost, b->stream);

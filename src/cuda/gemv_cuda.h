@@ -13,7 +13,7 @@ extern "C" {
 #define PL_CUDA_GEMV_TILE_MAX_M 64 /* rows of the tile kernel */
 
 /* Kernels: tensor cores without staging (2-8 rows), CUDA-core FMAs (1-8 rows; the default
- * at 1), and the staged tensor-core tile kernel (9-64 rows). */
+ * at 1), and the staged tensor-core tile kernel (2-64 rows; the default from 2 to 32). */
 enum { PL_CUDA_GEMV_MMA = 1, PL_CUDA_GEMV_FMA = 2, PL_CUDA_GEMV_TILE = 3 };
 
 /* Nonzero when some kernel takes the shape: 1 <= m <= PL_CUDA_GEMV_TILE_MAX_M, k a multiple
