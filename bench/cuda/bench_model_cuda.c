@@ -11,7 +11,9 @@
  *       -lcjson -lpcre2-8 -lutf8proc -lstdc++ -lm -ldl -lpthread -lrt -o bench_model_cuda
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
- *                         [--attn-split-sweep] [--ablate] */
+ *                         [--attn-split-sweep] [--ablate] [--gemv-mode N]
+ * --gemv-mode: the skinny-GEMM mode of the serving step (pl_cuda_backend_use_gemv; 4: the
+ * tile kernel up to 64 rows), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
 #include <cuda_profiler_api.h>
@@ -83,13 +85,14 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "--tile-sweep")) tile_sweep = 1;
         else if (!strcmp(argv[i], "--attn-split-sweep")) attn_sweep = 1;
         else if (!strcmp(argv[i], "--ablate")) ablate = 1;
+        else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
@@ -186,7 +189,7 @@ int main(int argc, char **argv) {
         double *mt[6] = {times, times_logits, times_nopdl, times_gemmpdl, times_t64, times_mma};
         for (int mode = 0; mode < 6 && !rc; mode++) {
             /* 4: the tile kernel up to 64 rows; 5: the untiled tensor-core kernel at 2-8 rows */
-            pl_cuda_backend_use_gemv(m->bctx, mode == 4 ? 4 : mode == 5 ? 3 : 1);
+            pl_cuda_backend_use_gemv(m->bctx, mode == 4 ? 4 : mode == 5 ? 3 : gemv_mode);
             pl_cuda_backend_use_pdl(m->bctx, mode == 2 ? 0 : mode == 3 ? 2 : 1);
             for (int s = -3; s < steps && !rc; s++) {
                 for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);

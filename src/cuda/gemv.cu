@@ -3,13 +3,15 @@
  * for Qwen3-4B), and cuBLAS reads it at about half the copy bandwidth. Three kernels:
  *  - CUDA cores, M <= 8 (the default at 1 row), first below;
  *  - tensor cores without staging, 2 <= M <= 8 (`gemv_mma_kernel`, kept as a reference);
- *  - the staged tensor-core tile kernel, M <= 64 (`gemm_tile_kernel`, the default from 2).
+ *  - the staged tensor-core tile kernel (wgmma on sm_90a), M <= 64 (`gemm_tile_kernel`, the
+ *    default from 2 to 32 rows).
  *
  * CUDA-core kernel: one block owns R output rows for all M tokens; its 4 warps split K
  * (16-byte chunks, U loads of each row in flight per thread) and meet in shared memory. Small
  * work items (R rows) keep every SM busy to the end even when N is only a few thousand rows
  * (a warp per row-pair left a partial last wave that cost as much as the rest). x is read
  * through L1 (every block reads all of it; it stays cached). */
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -246,19 +248,23 @@ cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, in
 }
 
 
-/* ---- tile variant: 9..64 token rows (a batch of decode steps) ----
+/* ---- tile variant: 2..64 token rows (a batch of decode steps) ----
  * Weight streaming on tensor cores with A and B swapped: a CTA computes y^T for 128 weight
- * rows (8 warps x 16, the mma's A operand) and every token (up to 64, its B operand), so the
- * weights are read once and each 16-byte chunk feeds up to 8 mma. W and x tiles of 64 k go
- * through a 4-stage cp.async ring in shared memory (128-byte rows, XOR swizzle for
- * ldmatrix); x is staged because 64 tokens of x read per warp straight from L2 (the M <= 8
- * kernel's way) would outrun L2. K is split over CTAs so that about two CTAs per SM stream
- * at once. Past 16 tokens a second kernel adds the partials (one CTA summing 13 partial
- * tiles of 32 KiB was a tail of several microseconds); up to 16 the last CTA of a tile does. */
+ * rows (the MMA's A operand) and every token (up to 64, its B operand), so the weights are
+ * read once and each byte feeds every token. W and x tiles of 64 k go through a 4-stage
+ * cp.async ring in shared memory (128-byte rows in the 128-byte XOR swizzle); x is staged
+ * because 64 tokens of x read per warp straight from L2 (the M <= 8 kernel's way) would
+ * outrun L2. On sm_90a the two warpgroups each run wgmma on 64 weight rows x all tokens
+ * straight from the ring (measured: 3-4% off the batch-32 step and 10-15% off a batch-64 step
+ * on this kernel, against 8 warps of ldmatrix + mma.sync, which the compute_90 PTX keeps).
+ * K is split over CTAs so that about two CTAs per SM stream at once. Up to 16 tokens the last
+ * CTA of a tile adds the partials; past 16 the splits of a tile form a thread-block cluster
+ * (at most 8) and add through distributed shared memory (before: 32 KiB partial tiles in
+ * global memory and a second kernel to add them). */
 constexpr int TW = 8, TBM = TW * 16, TBK = 64, TST = 4;
 constexpr int T_WBYTES = TBM * TBK * 2, T_XBYTES = 64 * TBK * 2;
-constexpr int T_STAGE = T_WBYTES + T_XBYTES, T_SMEM = TST * T_STAGE; /* 96 KiB: two CTAs per SM */
-constexpr int T_PART = TBM * 64;                                      /* floats of a partial tile */
+constexpr int T_STAGE = T_WBYTES + T_XBYTES, T_SMEM = TST * T_STAGE + 1024; /* 97 KiB (1 KiB to align): two CTAs per SM */
+constexpr int T_PART = TBM * 16; /* floats of a partial tile (up to 16 tokens; more add in a cluster) */
 
 __device__ __forceinline__ uint32_t swz128(int r, int ch) { return (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)); }
 
@@ -281,7 +287,7 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
     const int tile = blockIdx.x, split = blockIdx.y, ks = gridDim.y;
     const int n0 = tile * TBM, KT = (K + TBK - 1) / TBK;
     const int kt0 = (int)((long long)KT * split / ks), nkt = (int)((long long)KT * (split + 1) / ks) - kt0;
-    const uint32_t sb = smem_u32(tsm);
+    const uint32_t sb = (smem_u32(tsm) + 1023u) & ~1023u; /* the swizzle pattern repeats every 1 KiB */
     auto load_w = [&](int st, int kt) {
 #pragma unroll
         for (int i = 0; i < T_WBYTES / 16 / (TW * 32); ++i) {
@@ -314,6 +320,9 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
     for (int i = 0; i < 2 * NP; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
     for (int i = 0; i < nkt; ++i) {
         cp_async_wait<TST - 2>();
+#ifdef PL_HAVE_WGMMA
+        fence_proxy_async(); /* our cp.async writes, before wgmma reads them */
+#endif
         __syncthreads(); /* stage i landed for all; stage i - 1 is free again */
         if (i + TST - 1 < nkt) {
             load_w((i + TST - 1) % TST, kt0 + i + TST - 1);
@@ -321,6 +330,16 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
         }
         cp_async_commit();
         const uint32_t wsm = sb + (i % TST) * T_STAGE, xsm = wsm + T_WBYTES;
+#ifdef PL_HAVE_WGMMA
+        /* each warpgroup: its 64 weight rows x all 16 * NP token rows, four k16 steps */
+        const uint64_t da = wgmma_desc_sw128(wsm + (warp >> 2) * 64 * 128), db = wgmma_desc_sw128(xsm);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < TBK / 16; ++kk) wgmma_bf16<16 * NP>(acc, da + 2 * kk, db + 2 * kk);
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_fence_operands(acc);
+#else
 #pragma unroll
         for (int kk = 0; kk < TBK / 16; ++kk) {
             uint32_t a[4];
@@ -333,19 +352,46 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
                 mma_bf16(acc[2 * np + 1], a, b2, b3);
             }
         }
+#endif
     }
     cp_async_wait<0>();
     const int nt_live = (M + 7) / 8; /* token tiles holding real tokens */
-    if (ks > 1) { /* partial tile, fragment order: [nt][thread] float4 */
+    if (ks > 1 && NP > 1) {
+        /* past 16 tokens the K splits of a tile are one thread-block cluster: each leaves its
+         * partial in its own shared memory, and split r adds token tiles r, r + ks, ... of all
+         * of them through distributed shared memory, in split order */
+        namespace cg = cooperative_groups;
+        cg::cluster_group cl = cg::this_cluster();
+        __syncthreads(); /* every warp is done with the ring */
+        float4 *mine = reinterpret_cast<float4 *>(tsm + (sb - smem_u32(tsm)));
+#pragma unroll
+        for (int nt = 0; nt < 2 * NP; ++nt)
+            if (nt < nt_live) mine[nt * TW * 32 + tid] = make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
+        cl.sync();
+        for (int nt = (int)cl.block_rank(); nt < nt_live; nt += ks) {
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int r = 0; r < 8; ++r) /* ks <= 8 */
+                if (r < ks) {
+                    const float4 q = *cl.map_shared_rank(mine + nt * TW * 32 + tid, r);
+                    v.x += q.x, v.y += q.y, v.z += q.z, v.w += q.w;
+                }
+            const float a[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) tile_store(y, M, N, n0, warp, lane, nt, i, a[i]);
+        }
+        cl.sync(); /* the others are done reading our partial */
+        return;
+    }
+    if (ks > 1) { /* up to 16 tokens: partial tile, fragment order: [nt][thread] float4 */
         float *mine = ws + ((size_t)split * gridDim.x + tile) * T_PART;
 #pragma unroll
         for (int nt = 0; nt < 2 * NP; ++nt)
             if (nt < nt_live)
                 *reinterpret_cast<float4 *>(mine + ((size_t)nt * TW * 32 + tid) * 4) =
                     make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
-        if (NP > 1) return; /* the reduce kernel adds them */
-        /* up to 16 tokens: a float4 or two per thread and split, so the last CTA of the tile
-         * adds them instead of a launch more */
+        /* a float4 or two per thread and split, so the last CTA of the tile adds them
+         * instead of a launch more */
         if (!arrived_last(&cnt[tile], ks)) return;
         constexpr int FQ = 8; /* NP == 1 here */
 #pragma unroll
@@ -374,49 +420,43 @@ __global__ void __launch_bounds__(TW * 32, 2) gemm_tile_kernel(const __nv_bfloat
         for (int i = 0; i < 4; ++i) tile_store(y, M, N, n0, warp, lane, nt, i, acc[nt][i]);
 }
 
-/* Sum of the ks partial tiles: block (tile, token tile nt), one fragment float4 per thread,
- * splits added in order (the same sum on every run). */
-template <typename OutT>
-__global__ void __launch_bounds__(TW * 32) gemm_tile_reduce_kernel(const float *__restrict__ ws, int ks, int tiles, int M, int N,
-                                                                   OutT *__restrict__ y) {
-    pdl_trigger();
-    pdl_wait();
-    const int tile = blockIdx.x, nt = blockIdx.y, tid = threadIdx.x;
-    const float *p = ws + (size_t)tile * T_PART + ((size_t)nt * TW * 32 + tid) * 4;
-    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 4
-    for (int r = 0; r < ks; ++r) {
-        const float4 q = __ldcg(reinterpret_cast<const float4 *>(p + (size_t)r * tiles * T_PART));
-        v.x += q.x, v.y += q.y, v.z += q.z, v.w += q.w;
-    }
-    const float a[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) tile_store(y, M, N, tile * TBM, tid >> 5, tid & 31, nt, i, a[i]);
-}
-
 template <int NP, typename OutT>
 cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int ks, float *part,
                            int *cnt, int pdl, cudaStream_t s) {
     cudaError_t e = cudaFuncSetAttribute(gemm_tile_kernel<NP, OutT>, cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM);
     if (e != cudaSuccess) return e;
     const int tiles = (N + TBM - 1) / TBM;
-    e = launch_pdl(gemm_tile_kernel<NP, OutT>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)T_SMEM, s, pdl, W, x, M,
-                   N, K, y, part, cnt);
-    if (e != cudaSuccess || ks == 1 || NP == 1) return e;
-    /* always launched programmatically: it waits for the partials before reading them */
-    return launch_pdl(gemm_tile_reduce_kernel<OutT>, dim3((unsigned)tiles, (unsigned)((M + 7) / 8)), dim3(TW * 32), 0, s, 1,
-                      static_cast<const float *>(part), ks, tiles, M, N, y);
+    if (NP == 1 || ks == 1)
+        return launch_pdl(gemm_tile_kernel<NP, OutT>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)T_SMEM, s, pdl, W,
+                          x, M, N, K, y, part, cnt);
+    /* the K splits of a tile as one cluster (ks <= 8, the portable cluster size) */
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[2];
+    cfg.gridDim = dim3((unsigned)tiles, (unsigned)ks);
+    cfg.blockDim = dim3(TW * 32);
+    cfg.dynamicSmemBytes = (size_t)T_SMEM;
+    cfg.stream = s;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = (unsigned)ks;
+    attr[0].val.clusterDim.z = 1;
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 2 : 1;
+    return cudaLaunchKernelEx(&cfg, gemm_tile_kernel<NP, OutT>, W, x, M, N, K, y, part, cnt);
 }
 
 template <typename OutT>
 cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
                         const pl_cuda_gemv_ws *ws, cudaStream_t s) {
     if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
-    const int ks = pl_cuda_gemv_tile_splits(N, K, ws);
+    int ks = pl_cuda_gemv_tile_splits(N, K, ws);
     if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws))) return cudaErrorInvalidValue;
     int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
     const int pdl = ws && ws->pdl;
+    if (M > 16 && ks > 8) ks = 8; /* one cluster per tile */
     cudaError_t e;
     if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, s);
     else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, cnt, pdl, s);

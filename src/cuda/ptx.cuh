@@ -1,5 +1,5 @@
-/* PTX wrappers shared by the CUDA kernels (Ampere-style mma.sync path on sm_90a): cp.async
- * staging, ldmatrix, bf16 m16n8k16 MMA, bf16 packing, exp2, programmatic dependent launch. */
+/* PTX wrappers shared by the CUDA kernels: cp.async staging, ldmatrix, bf16 m16n8k16 MMA,
+ * Hopper wgmma (sm_90a), bf16 packing, exp2, programmatic dependent launch. */
 #ifndef PL_CUDA_PTX_CUH
 #define PL_CUDA_PTX_CUH
 
@@ -45,6 +45,60 @@ __device__ __forceinline__ float ex2(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
+
+/* ---- Hopper warpgroup MMA (sm_90a only: the compute_90 PTX target takes the mma.sync path) ----
+ * Operands in shared memory as K-major tiles of 128-byte rows in the 128-byte swizzle
+ * (16-byte chunk ch of row r at r * 128 + ((ch ^ (r & 7)) << 4), tile base 1024-aligned): the
+ * layout ldmatrix reads above, so the same cp.async staging feeds both. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PL_HAVE_WGMMA 1
+/* descriptor: start address, leading offset 16 (unused when swizzled), 1024 bytes between
+ * 8-row groups, 128-byte swizzle; +2 per 32 bytes (16 k) along a row */
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t saddr) {
+    return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+/* generic-proxy writes (cp.async) made visible to the async proxy that wgmma reads through */
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* keeps the compiler from touching accumulators across the asynchronous MMA */
+template <int R> __device__ __forceinline__ void wgmma_fence_operands(float (&c)[R][4]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) asm volatile("" : "+f"(c[i][j])::"memory");
+}
+/* D[64 x N] += A[64 x 16] B[N x 16]^T, f32 accumulators in the m16n8 C-fragment order per
+ * warp (warp w of the group: rows 16w..16w+15; c[j]: tokens 8j..8j+7) */
+template <int N> __device__ __forceinline__ void wgmma_bf16(float (&c)[N / 8][4], uint64_t da, uint64_t db);
+template <> __device__ __forceinline__ void wgmma_bf16<16>(float (&c)[2][4], uint64_t da, uint64_t db) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, 1, 1, 1, 0, 0;\n"
+                 : "+f"(c[0][0]), "+f"(c[0][1]), "+f"(c[0][2]), "+f"(c[0][3]), "+f"(c[1][0]), "+f"(c[1][1]), "+f"(c[1][2]), "+f"(c[1][3])
+                 : "l"(da), "l"(db));
+}
+template <> __device__ __forceinline__ void wgmma_bf16<32>(float (&c)[4][4], uint64_t da, uint64_t db) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, 1, 1, 1, 0, 0;\n"
+                 : "+f"(c[0][0]), "+f"(c[0][1]), "+f"(c[0][2]), "+f"(c[0][3]), "+f"(c[1][0]), "+f"(c[1][1]), "+f"(c[1][2]), "+f"(c[1][3]),
+                   "+f"(c[2][0]), "+f"(c[2][1]), "+f"(c[2][2]), "+f"(c[2][3]), "+f"(c[3][0]), "+f"(c[3][1]), "+f"(c[3][2]), "+f"(c[3][3])
+                 : "l"(da), "l"(db));
+}
+template <> __device__ __forceinline__ void wgmma_bf16<48>(float (&c)[6][4], uint64_t da, uint64_t db) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, %24, %25, 1, 1, 1, 0, 0;\n"
+                 : "+f"(c[0][0]), "+f"(c[0][1]), "+f"(c[0][2]), "+f"(c[0][3]), "+f"(c[1][0]), "+f"(c[1][1]), "+f"(c[1][2]), "+f"(c[1][3]),
+                   "+f"(c[2][0]), "+f"(c[2][1]), "+f"(c[2][2]), "+f"(c[2][3]), "+f"(c[3][0]), "+f"(c[3][1]), "+f"(c[3][2]), "+f"(c[3][3]),
+                   "+f"(c[4][0]), "+f"(c[4][1]), "+f"(c[4][2]), "+f"(c[4][3]), "+f"(c[5][0]), "+f"(c[5][1]), "+f"(c[5][2]), "+f"(c[5][3])
+                 : "l"(da), "l"(db));
+}
+template <> __device__ __forceinline__ void wgmma_bf16<64>(float (&c)[8][4], uint64_t da, uint64_t db) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, 1, 1, 1, 0, 0;\n"
+                 : "+f"(c[0][0]), "+f"(c[0][1]), "+f"(c[0][2]), "+f"(c[0][3]), "+f"(c[1][0]), "+f"(c[1][1]), "+f"(c[1][2]), "+f"(c[1][3]),
+                   "+f"(c[2][0]), "+f"(c[2][1]), "+f"(c[2][2]), "+f"(c[2][3]), "+f"(c[3][0]), "+f"(c[3][1]), "+f"(c[3][2]), "+f"(c[3][3]),
+                   "+f"(c[4][0]), "+f"(c[4][1]), "+f"(c[4][2]), "+f"(c[4][3]), "+f"(c[5][0]), "+f"(c[5][1]), "+f"(c[5][2]), "+f"(c[5][3]),
+                   "+f"(c[6][0]), "+f"(c[6][1]), "+f"(c[6][2]), "+f"(c[6][3]), "+f"(c[7][0]), "+f"(c[7][1]), "+f"(c[7][2]), "+f"(c[7][3])
+                 : "l"(da), "l"(db));
+}
+#endif
 
 /* Programmatic dependent launch (sm_90). trigger: a kernel launched after this one with
  * the PDL attribute may start now. wait: block until the grids this one depends on have
