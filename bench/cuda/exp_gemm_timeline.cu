@@ -9,7 +9,9 @@
  * the spread of CTA entries, the time in the PDL wait, the first-stage latency and the
  * quantiles of CTA exits, so a fixed cost shows as late starts, a slow first stage or a long
  * tail of exits. The four projections back to back, without and with PDL, show the gaps
- * between kernels and what early-launched CTAs do.
+ * between kernels and what early-launched CTAs do. Every case also runs with a dynamic K
+ * split (the splits of a tile claim chunks of k steps from a counter; measured slower, PERF.md
+ * sixth session).
  *
  * Not part of the build. On a GPU machine:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Isrc bench/cuda/exp_gemm_timeline.cu -o exp_gemm_timeline
@@ -38,10 +40,15 @@ __device__ __forceinline__ unsigned long long gtimer() {
     return t;
 }
 
-/* stamps: per CTA {entry, first stage landed, exit, smid} */
+/* stamps: per CTA {entry, first stage landed, exit, smid}. ctr == nullptr: CTA split sp of a
+ * tile streams k steps [KT * sp / ks, KT * (sp + 1) / ks), as the backend. ctr != nullptr
+ * (zeroed): the splits of a tile take chunks of DCH k steps as they go, chunk sp first, then
+ * the next free one from the tile's counter (claimed a chunk ahead), so a split that started
+ * late streams fewer (partials here are written, not added). */
+constexpr int DCH = 4;
 __global__ void __launch_bounds__(TW * 32, 2) tile_kernel(const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ x,
                                                           int N, int K, int ks, float *__restrict__ out,
-                                                          unsigned long long *__restrict__ stamps) {
+                                                          unsigned long long *__restrict__ stamps, int *__restrict__ ctr) {
     const unsigned long long t0 = gtimer();
     pdl_trigger(); /* as the backend: the next GEMM may launch now (a no-op without PDL) */
     extern __shared__ __align__(128) unsigned char tsm[];
@@ -50,6 +57,17 @@ __global__ void __launch_bounds__(TW * 32, 2) tile_kernel(const __nv_bfloat16 *_
     const int t = blockIdx.x / ks, sp = blockIdx.x % ks;
     const int k0 = KT * sp / ks, n = KT * (sp + 1) / ks - k0;
     const uint32_t sb = smem_u32(tsm);
+    /* dynamic: position j of this CTA's stream is k step chunk[j / DCH % 2] * DCH + j % DCH */
+    __shared__ int chunk[2];
+    int pend = 0; /* thread 0: the claim for the chunk after next */
+    if (ctr && tid == 0) {
+        chunk[0] = sp;
+        chunk[1] = ks + atomicAdd(ctr + t, 1);
+        pend = ks + atomicAdd(ctr + t, 1);
+    }
+    if (ctr) __syncthreads();
+    auto kt_of = [&](int j) { return ctr ? chunk[j / DCH % 2] * DCH + j % DCH : k0 + j; };
+    auto live = [&](int j) { return ctr ? kt_of(j) < KT : j < n; };
     auto load_w = [&](int st, int kt) {
 #pragma unroll
         for (int i = 0; i < T_WBYTES / 16 / (TW * 32); ++i) {
@@ -67,22 +85,27 @@ __global__ void __launch_bounds__(TW * 32, 2) tile_kernel(const __nv_bfloat16 *_
     /* weights first (they do not depend on the kernel before), x after the PDL wait */
 #pragma unroll
     for (int j = 0; j < TST - 1; ++j)
-        if (j < n) load_w(j, k0 + j);
+        if (live(j)) load_w(j, kt_of(j));
     pdl_wait();
     const unsigned long long tw = gtimer();
 #pragma unroll
     for (int j = 0; j < TST - 1; ++j) {
-        if (j < n) load_x(j, k0 + j);
+        if (live(j)) load_x(j, kt_of(j));
         cp_async_commit();
     }
     float acc[2][4] = {};
     unsigned long long t1 = 0;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; live(i); ++i) {
         cp_async_wait<TST - 2>();
         __syncthreads();
         if (i == 0) t1 = gtimer();
-        if (i + TST - 1 < n) load_w((i + TST - 1) % TST, k0 + i + TST - 1), load_x((i + TST - 1) % TST, k0 + i + TST - 1);
+        const int j = i + TST - 1; /* TST - 1 < DCH: j's chunk is this one or the next, both known */
+        if (live(j)) load_w(j % TST, kt_of(j)), load_x(j % TST, kt_of(j));
         cp_async_commit();
+        if (ctr && tid == 0 && i % DCH == DCH - 1) { /* i + 1 starts a chunk: its successor's claim goes in the freed slot */
+            chunk[(i / DCH) % 2] = pend;
+            pend = ks + atomicAdd(ctr + t, 1);
+        }
         const uint32_t wsm = sb + (i % TST) * T_STAGE, xsm = wsm + T_WBYTES;
         stage_mma(wsm, xsm, warp, lane, acc);
     }
@@ -166,21 +189,29 @@ int main() {
     CK(cudaMemset(x, 0, (size_t)M * 16384 * 2));
     CK(cudaMalloc(&out, (size_t)max_ctas * TW * 32 * 4 * 4));
     CK(cudaMalloc(&st, (size_t)4 * max_ctas * 4 * sizeof(unsigned long long)));
+    int *ctr = nullptr; /* dynamic split: a counter per tile, per GEMM of the chain */
+    const size_t ctr_bytes = (size_t)4 * 1024 * sizeof(int);
+    CK(cudaMalloc(&ctr, ctr_bytes));
     std::vector<unsigned long long> h((size_t)4 * max_ctas * 4);
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     size_t off = 0;
     /* each projection alone, cold (a fresh slice of the pool each time), 5 runs: the median span's run */
-    printf("one launch per projection, cold weights, stamps in us after the first CTA's entry\n");
+    printf("one launch per projection, cold weights, stamps in us after the first CTA's entry; static then dynamic split\n");
     for (const shape &sh : shapes) {
         const size_t wb = (size_t)sh.N * sh.K * 2;
         const int ks = splits_of(sh, sms), ctas = sh.N / TBM * ks;
-        for (int r = 0; r < 3; r++) {
+        for (int r = 0; r < 6; r++) {
+            const int dyn = r >= 3;
             if (off + wb > pool_bytes) off = 0;
             const __nv_bfloat16 *w = reinterpret_cast<const __nv_bfloat16 *>(pool + off);
             off += wb;
-            const float ms = time_runs(0, e0, e1, 1, [&] { tile_kernel<<<ctas, TW * 32, T_SMEM>>>(w, x, sh.N, sh.K, ks, out, st); });
+            CK(cudaMemset(ctr, 0, ctr_bytes));
+            const float ms = time_runs(0, e0, e1, 1, [&] {
+                tile_kernel<<<ctas, TW * 32, T_SMEM>>>(w, x, sh.N, sh.K, ks, out, st, dyn ? ctr : nullptr);
+            });
+            printf("%s ", dyn ? "dyn" : "sta");
             CK(cudaMemcpy(h.data(), st, (size_t)ctas * 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
             unsigned long long base = ~0ull;
             for (int c = 0; c < ctas; c++) base = std::min(base, h[c * 4]);
@@ -188,13 +219,14 @@ int main() {
             report(sh.name, h.data(), ctas, base, (double)wb);
         }
     }
-    /* the four back to back, without and with PDL, 3 times each: gaps between kernels */
-    for (int r = 0; r < 6; r++) {
-        const int pdl = r >= 3;
+    /* the four back to back, without and with PDL, static and dynamic split, 3 times each */
+    for (int r = 0; r < 12; r++) {
+        const int pdl = r / 3 % 2, dyn = r >= 6;
         if (r % 3 == 0)
-            printf("the four projections back to back (%s), stamps after the first kernel's first entry\n",
-                   pdl ? "PDL, trigger at the top, 3 weight stages issued before the wait" : "no PDL");
+            printf("the four projections back to back (%s, %s split), stamps after the first kernel's first entry\n",
+                   pdl ? "PDL, trigger at the top, 3 weight stages issued before the wait" : "no PDL", dyn ? "dynamic" : "static");
         int ctas[4];
+        CK(cudaMemset(ctr, 0, ctr_bytes));
         const float ms = time_runs(0, e0, e1, 1, [&] {
             for (int i = 0; i < 4; i++) {
                 const shape &sh = shapes[i];
@@ -204,7 +236,7 @@ int main() {
                 ctas[i] = sh.N / TBM * ks;
                 CK(launch_pdl(tile_kernel, dim3(ctas[i]), dim3(TW * 32), (size_t)T_SMEM, (cudaStream_t)0, pdl && i > 0,
                               reinterpret_cast<const __nv_bfloat16 *>(pool + off), (const __nv_bfloat16 *)x, sh.N, sh.K, ks, out,
-                              st + (size_t)i * max_ctas * 4));
+                              st + (size_t)i * max_ctas * 4, dyn ? ctr + i * 1024 : (int *)nullptr));
                 off += wb;
             }
         });
