@@ -175,8 +175,9 @@ static void test_matmul(pair *p) {
     for (size_t s = 0; s < 5 * ns; s++) {
         const size_t si = s % ns;
         /* passes: default kernels (tile kernel from 2 rows), cuBLAS only, CUDA-core kernel,
-         * untiled tensor-core kernel, and the tile kernel up to 64 rows cut into the most
-         * stream-K pieces (4 CTAs per SM, one 64-k step each: up to 64 CTAs add into a tile) */
+         * untiled tensor-core kernel, and the tile kernel up to 64 rows cut into the most K
+         * splits (4 CTAs per SM, one 64-k step each: up to 64 partials per tile up to 16
+         * tokens, 8 in a cluster past that) */
         static const int modes[5] = {1, 0, 2, 3, 4};
         const int gemv = modes[s / ns];
         pl_cuda_backend_use_gemv(p->g, gemv);

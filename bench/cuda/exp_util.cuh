@@ -9,17 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_cuda.h" /* CK */
+
 #include <algorithm>
 #include <vector>
 
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                               \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 namespace {
 

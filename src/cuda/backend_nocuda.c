@@ -40,6 +40,16 @@ void pl_cuda_backend_skip_ops(pl_cuda_backend *b, int mask) {
     (void)b;
     (void)mask;
 }
+void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits) {
+    (void)b;
+    (void)splits;
+}
+void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {
+    (void)b;
+    (void)ctas_per_sm;
+    (void)max_splits;
+    (void)min_ktiles;
+}
 void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on) {
     (void)b;
     (void)on;

@@ -426,25 +426,9 @@ cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M
     cudaError_t e = cudaFuncSetAttribute(gemm_tile_kernel<NP, OutT>, cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM);
     if (e != cudaSuccess) return e;
     const int tiles = (N + TBM - 1) / TBM;
-    if (NP == 1 || ks == 1)
-        return launch_pdl(gemm_tile_kernel<NP, OutT>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)T_SMEM, s, pdl, W,
-                          x, M, N, K, y, part, cnt);
-    /* the K splits of a tile as one cluster (ks <= 8, the portable cluster size) */
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[2];
-    cfg.gridDim = dim3((unsigned)tiles, (unsigned)ks);
-    cfg.blockDim = dim3(TW * 32);
-    cfg.dynamicSmemBytes = (size_t)T_SMEM;
-    cfg.stream = s;
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = (unsigned)ks;
-    attr[0].val.clusterDim.z = 1;
-    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 2 : 1;
-    return cudaLaunchKernelEx(&cfg, gemm_tile_kernel<NP, OutT>, W, x, M, N, K, y, part, cnt);
+    /* past 16 tokens the K splits of a tile are one cluster (ks <= 8, the portable size) */
+    return launch_pdl_cluster(gemm_tile_kernel<NP, OutT>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)T_SMEM, s,
+                              pdl, NP > 1 ? (unsigned)ks : 1u, W, x, M, N, K, y, part, cnt);
 }
 
 template <typename OutT>

@@ -109,21 +109,35 @@ __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\
 /* Launch with programmatic stream serialization when pdl != 0: the kernel may start while
  * the one before it in the stream still runs (its launch latency and ramp-up overlap that
  * kernel's tail). Every kernel launched this way calls pdl_wait before it touches memory
- * an earlier kernel writes or reads; most call pdl_trigger first, so the chain continues. */
+ * an earlier kernel writes or reads; most call pdl_trigger first, so the chain continues.
+ * cluster_y > 1 groups every cluster_y CTAs along y into a thread-block cluster. */
 template <typename... KArgs, typename... Args>
-cudaError_t launch_pdl(void (*kern)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, int pdl,
-                       Args... args) {
+cudaError_t launch_pdl_cluster(void (*kern)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, int pdl,
+                               unsigned cluster_y, Args... args) {
     cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    if (pdl) {
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n++].val.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster_y > 1) {
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = 1;
+        attr[n].val.clusterDim.y = cluster_y;
+        attr[n++].val.clusterDim.z = 1;
+    }
     cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 1 : 0;
+    cfg.numAttrs = n;
     return cudaLaunchKernelEx(&cfg, kern, args...);
+}
+template <typename... KArgs, typename... Args>
+cudaError_t launch_pdl(void (*kern)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, int pdl, Args... args) {
+    return launch_pdl_cluster(kern, grid, block, smem, s, pdl, 1u, args...);
 }
 
 } // namespace
