@@ -2,7 +2,8 @@
  * ggml-style backend test): weights (upload, row read-back), matmul (act and f32 output,
  * device and host destinations), embedding, RMSNorm, RoPE table, q/k norm + RoPE, SwiGLU,
  * add, row copies, K/V append + paged attention through device page pools (growth copies
- * checked byte for byte against host pools), device sampling against src/model/sampler.c
+ * checked byte for byte against host pools), the deferred q/k norm + RoPE fused with the
+ * K/V appends of its rows (and its fallbacks), device sampling against src/model/sampler.c
  * draw for draw, the KV budget helper, and the error paths (bad arguments, out of memory,
  * nothing leaked). Exits 77 (skip) without CUDA or a GPU. */
 #include <stdint.h>
@@ -514,6 +515,157 @@ static void test_kv_attention(pair *p, int hd) {
     }
 }
 
+/* q/k norm + RoPE with q_out, then the K/V appends of its rows, as the paged forward pass
+ * does: the backend defers the rope and launches it with the appends in one kernel when they
+ * copy exactly its k/v rows, else alone before them. Three sequences; mode 0: appends in row
+ * order (fused), 1: in reverse order (chunks do not join: the rope goes out before the first
+ * batch), 2: the last sequence not appended (rows differ: rope, then appends), 3: as 0, the
+ * flush coming from paged attention reading q_out and the pages. Checked: q_out and the k
+ * columns against the CPU backend, q, v columns and padding unchanged, and the device pool
+ * byte for byte against a host pool fed the device's own rows. */
+static void test_rope_append(pair *p, int hd) {
+    pl_dtype dt = p->dt;
+    const size_t e = esz(dt);
+    enum { S = 3 };
+    const int nq = 4, nkv = 2, ps = 4;
+    const size_t stride = (size_t)(nq + 2 * nkv) * hd + 2; /* padded rows */
+    pl_page_pool_config pc;
+    memset(&pc, 0, sizeof pc);
+    pc.dtype = dt, pc.num_kv_heads = nkv, pc.page_size = ps, pc.head_dim = hd, pc.mode = PL_POOL_GROWABLE;
+    pl_kv_pools hp, dp;
+    CHECK_OK(pl_kv_pools_create(&pc, 1, &hp, err, sizeof err), err);
+    pc.storage = pl_cuda_backend_kv_storage(p->g);
+    CHECK_OK(pl_kv_pools_create(&pc, 1, &dp, err, sizeof err), err);
+    pl_kv_seq hs[S], ds[S];
+    for (int s = 0; s < S; s++) {
+        CHECK_OK(pl_kv_seq_init(&hs[s], &hp, err, sizeof err), err);
+        CHECK_OK(pl_kv_seq_init(&ds[s], &dp, err, sizeof err), err);
+    }
+    float *wq = rand_act(PL_F32, hd, 1.0f), *wk = rand_act(PL_F32, hd, 1.0f);
+    void *cq = make_weight(p, 0, wq, 1, hd, 1, 0), *ck = make_weight(p, 0, wk, 1, hd, 1, 0);
+    void *gq = make_weight(p, 1, wq, 1, hd, 1, 0), *gk = make_weight(p, 1, wk, 1, hd, 1, 0);
+    static const int steps[][S] = {{3, 1, 2}, {1, 1, 1}, {2, 5, 1}, {1, 1, 1}, {6, 2, 9}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+    char what[128];
+    for (size_t st = 0; st < sizeof steps / sizeof steps[0]; st++) {
+        const int mode = (int)(st % 4);
+        int row_start[S], rows = 0;
+        for (int s = 0; s < S; s++) row_start[s] = rows, rows += steps[st][s];
+        int32_t *pos = malloc(sizeof(int32_t) * rows);
+        for (int s = 0; s < S; s++)
+            for (int t = 0; t < steps[st][s]; t++) pos[row_start[s] + t] = ds[s].layers[0].offset + t;
+        float *ccs = malloc(sizeof(float) * rows * hd), *dcs = p->go->alloc(p->g, sizeof(float) * rows * hd);
+        CHECK(p->co->rope_table(&p->cpu, pos, rows, hd, 1e6, ccs) == PL_OK);
+        CHECK(cudaMemcpy(dcs, ccs, sizeof(float) * rows * hd, cudaMemcpyHostToDevice) == cudaSuccess); /* same table */
+        const size_t nx = (size_t)rows * stride, nqo = (size_t)rows * nq * hd;
+        float *x = rand_act(dt, nx, 2.0f);
+        void *xa = to_act(dt, x, nx), *dx = dup_dev(p, xa, nx * e), *dq = p->go->alloc(p->g, nqo * e);
+        /* device: the rope is deferred, then the appends of its rows */
+        CHECK(p->go->qk_norm_rope(p->g, dx, rows, stride, nq, nkv, hd, gq, gk, 1e-6f, dcs, dq) == PL_OK);
+        int appended[S] = {0};
+        for (int i = 0; i < S; i++) {
+            const int s = mode == 1 ? S - 1 - i : i;
+            if (mode == 2 && s == S - 1) continue;
+            const char *r0 = (const char *)dx + (size_t)row_start[s] * stride * e;
+            pl_kv_chunk dc = {dt, steps[st][s], nkv, hd, r0 + (size_t)nq * hd * e, r0 + (size_t)(nq + nkv) * hd * e, stride};
+            CHECK_OK(p->go->kv_append(p->g, &ds[s].layers[0], &dc, err, sizeof err), err);
+            appended[s] = 1;
+        }
+        /* mode 3: attention of sequence 0 over its pages (the launch flushes the rope and appends) */
+        const int n0 = steps[st][0];
+        int32_t *bt = NULL, ctx0 = 0;
+        void *dout = NULL;
+        pl_paged_attention_args aa;
+        memset(&aa, 0, sizeof aa);
+        if (mode == 3) {
+            const pl_seq_cache *l0[1] = {&ds[0].layers[0]};
+            const int mp = pl_kv_max_pages(l0, 1);
+            bt = malloc(sizeof(int32_t) * (mp > 0 ? mp : 1));
+            CHECK_OK(pl_kv_build_batch(l0, 1, NULL, mp, bt, &ctx0, err, sizeof err), err);
+            pl_page_pool_stats ps_;
+            pl_page_pool_get_stats(dp.layers[0], &ps_);
+            aa.dtype = dt, aa.batch = 1, aa.num_heads = nq, aa.num_kv_heads = nkv, aa.query_len = n0, aa.head_dim = hd;
+            aa.num_pages = ps_.capacity_pages, aa.page_size = ps, aa.max_pages = mp, aa.scale = 0, aa.causal = 1;
+            aa.block_table = bt, aa.context_lens = &ctx0, aa.schedule = PL_ATTN_AUTO;
+            pl_paged_attention_args ga = aa;
+            dout = p->go->alloc(p->g, (size_t)n0 * nq * hd * e);
+            ga.query = dq, ga.key_pages = pl_page_pool_keys(dp.layers[0]), ga.value_pages = pl_page_pool_values(dp.layers[0]);
+            ga.out = dout;
+            CHECK_OK(p->go->paged_attention(p->g, &ga, err, sizeof err), err);
+        }
+        void *gx = malloc(nx * e), *gqo = malloc(nqo * e), *cqo = malloc(nqo * e);
+        down(p, gx, dx, nx * e);
+        down(p, gqo, dq, nqo * e);
+        /* the CPU's rope of the same rows */
+        CHECK(p->co->qk_norm_rope(&p->cpu, xa, rows, stride, nq, nkv, hd, cq, ck, 1e-6f, ccs, cqo) == PL_OK);
+        float *gf = malloc(sizeof(float) * nx), *cf = malloc(sizeof(float) * nx);
+        float *gqf = malloc(sizeof(float) * nqo), *cqf = malloc(sizeof(float) * nqo);
+        from_act(dt, gx, nx, gf);
+        from_act(dt, xa, nx, cf);
+        from_act(dt, gqo, nqo, gqf);
+        from_act(dt, cqo, nqo, cqf);
+        snprintf(what, sizeof what, "rope+append mode %d hd %d step %zu: q_out", mode, hd, st);
+        cmp(what, gqf, cqf, nqo, act_tol(dt), 1e-3);
+        int same = 1;
+        for (int r = 0; r < rows; r++)
+            for (size_t i = 0; i < stride; i++) {
+                const size_t o = (size_t)r * stride + i;
+                if (i >= (size_t)nq * hd && i < (size_t)(nq + nkv) * hd) continue;
+                same &= gf[o] == x[o]; /* q heads (with q_out), v heads and padding stay */
+                gf[o] = cf[o];
+            }
+        CHECK_MSG(same, "rope+append mode %d hd %d step %zu: q/v columns or padding changed", mode, hd, st);
+        snprintf(what, sizeof what, "rope+append mode %d hd %d step %zu: k in place", mode, hd, st);
+        cmp(what, gf, cf, nx, act_tol(dt), 1e-3);
+        /* the host pool gets the device's own rows: pool bytes must be equal */
+        for (int s = 0; s < S; s++) {
+            if (!appended[s]) continue;
+            const char *r0 = (const char *)gx + (size_t)row_start[s] * stride * e;
+            pl_kv_chunk hc = {dt, steps[st][s], nkv, hd, r0 + (size_t)nq * hd * e, r0 + (size_t)(nq + nkv) * hd * e, stride};
+            CHECK_OK(p->co->kv_append(&p->cpu, &hs[s].layers[0], &hc, err, sizeof err), err);
+            CHECK(ds[s].layers[0].offset == hs[s].layers[0].offset);
+        }
+        pl_page_pool_stats a, b;
+        pl_page_pool_get_stats(hp.layers[0], &a);
+        pl_page_pool_get_stats(dp.layers[0], &b);
+        CHECK(a.num_pages == b.num_pages && a.capacity_pages == b.capacity_pages);
+        const size_t used = (size_t)a.num_pages * nkv * ps * hd * e;
+        void *kd = malloc(used ? used : 1), *vd = malloc(used ? used : 1);
+        down(p, kd, pl_page_pool_keys(dp.layers[0]), used);
+        down(p, vd, pl_page_pool_values(dp.layers[0]), used);
+        CHECK_MSG(memcmp(kd, pl_page_pool_keys(hp.layers[0]), used) == 0, "rope+append mode %d hd %d step %zu: key pages differ",
+                  mode, hd, st);
+        CHECK_MSG(memcmp(vd, pl_page_pool_values(hp.layers[0]), used) == 0,
+                  "rope+append mode %d hd %d step %zu: value pages differ", mode, hd, st);
+        if (mode == 3) { /* the same attention on the host, from the device's q and pages */
+            pl_paged_attention_args ha = aa;
+            void *co = malloc((size_t)n0 * nq * hd * e), *go = malloc((size_t)n0 * nq * hd * e);
+            ha.query = gqo, ha.key_pages = pl_page_pool_keys(hp.layers[0]), ha.value_pages = pl_page_pool_values(hp.layers[0]);
+            ha.out = co;
+            CHECK_OK(p->co->paged_attention(&p->cpu, &ha, err, sizeof err), err);
+            down(p, go, dout, (size_t)n0 * nq * hd * e);
+            float *af = malloc(sizeof(float) * n0 * nq * hd), *bf = malloc(sizeof(float) * n0 * nq * hd);
+            from_act(dt, co, (size_t)n0 * nq * hd, af);
+            from_act(dt, go, (size_t)n0 * nq * hd, bf);
+            snprintf(what, sizeof what, "rope+append hd %d step %zu: attention after the flush", hd, st);
+            cmp(what, bf, af, (size_t)n0 * nq * hd, dt == PL_BF16 ? 2e-2 : 1e-4, 1e-2);
+            p->go->free(p->g, dout);
+            free(co), free(go), free(af), free(bf);
+        }
+        p->go->free(p->g, dq), p->go->free(p->g, dx), p->go->free(p->g, dcs);
+        free(pos), free(ccs), free(x), free(xa), free(gx), free(gqo), free(cqo), free(gf), free(cf), free(gqf), free(cqf);
+        free(kd), free(vd), free(bt);
+    }
+    for (int s = 0; s < S; s++) {
+        pl_kv_seq_destroy(&hs[s]);
+        pl_kv_seq_destroy(&ds[s]);
+    }
+    pl_kv_pools_destroy(&hp);
+    pl_kv_pools_destroy(&dp);
+    p->co->weight_free(&p->cpu, cq), p->co->weight_free(&p->cpu, ck);
+    p->go->weight_free(p->g, gq), p->go->weight_free(p->g, gk);
+    free(wq), free(wk);
+}
+
 /* Device sampling against pl_sampler_sample with the same uniform draws. */
 static void test_sampler(pair *p) {
     static const int vocabs[] = {1, 7, 1000, 151936};
@@ -654,6 +806,8 @@ int main(void) {
         test_elementwise(&p);
         test_kv_attention(&p, 128);
         test_kv_attention(&p, 64);
+        test_rope_append(&p, 128);
+        test_rope_append(&p, 64);
         if (i == 0) {
             test_sampler(&p);
             test_errors(&p);

@@ -41,7 +41,8 @@ struct alloc_rec {
 };
 
 /* K/V appends not yet launched: consecutive chunks (rows of one activation buffer, one pool)
- * go out as one pl_kv_append_cuda launch before the next op that may read them. */
+ * go out as one pl_kv_append_cuda launch (or with a pending rope, rope_pending) before the
+ * next op that may read them. */
 struct kv_pending {
     int n = 0, cap = 0;
     int32_t *meta = nullptr; /* [2 * cap]: page ids at [0, n), slots at [cap, cap + n) */
@@ -51,6 +52,17 @@ struct kv_pending {
     const char *k = nullptr, *v = nullptr;
     size_t stride = 0, es = 2;
     void *kp = nullptr, *vp = nullptr;
+};
+
+/* A q/k norm + RoPE with q_out (the paged path) not yet launched: the K/V appends that follow
+ * it usually copy exactly its k and v columns, and then one kernel does both (flush_pending). */
+struct rope_pending {
+    int on = 0;
+    void *qkv = nullptr, *q_out = nullptr;
+    int rows = 0, nq = 0, nkv = 0, hd = 0;
+    size_t stride = 0;
+    const float *wq = nullptr, *wk = nullptr, *cs = nullptr;
+    float eps = 0.f;
 };
 
 /* One captured decode step: found by the forward pass's key, valid while every op of a
@@ -90,6 +102,7 @@ struct pl_cuda_backend {
     size_t attn_ws_bytes;
     pl_kv_storage_ops kv_ops;
     kv_pending pend;
+    rope_pending rope;
     int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
@@ -177,12 +190,12 @@ void *dev_alloc(pl_cuda_backend *b, size_t bytes, int zero) {
     return p;
 }
 
-int flush_appends(pl_cuda_backend *b);
+int flush_pending(pl_cuda_backend *b);
 
 void dev_free(pl_cuda_backend *b, void *p) {
     if (!p) return;
     /* Work still queued may read p: launch and finish it first. */
-    flush_appends(b);
+    flush_pending(b);
     cudaStreamSynchronize(b->stream);
     cudaFree(p);
     for (int i = b->num_recs - 1; i >= 0; --i)
@@ -248,18 +261,24 @@ int stage_upload_cached(pl_cuda_backend *b, int slot, const void *src, size_t by
     return stage_upload(b, slot, src, bytes, dev_out);
 }
 
-/* Launches the pending K/V appends (one upload of their page ids and slots, cached: every
- * layer of a step appends to the same slots). */
+/* Uploads the page ids and slots of the first n pending rows (cached: every layer of a step
+ * appends to the same slots); *d: ids at [0, n), slots at [n, 2n). */
+int stage_append_meta(pl_cuda_backend *b, int n, void **d) {
+    kv_pending &p = b->pend;
+    memcpy(p.comb, p.meta, sizeof(int32_t) * (size_t)n);
+    memcpy(p.comb + n, p.meta + p.cap, sizeof(int32_t) * (size_t)n);
+    return stage_upload_cached(b, SLOT_META, p.comb, sizeof(int32_t) * 2 * (size_t)n, d);
+}
+
+/* Launches the pending K/V appends alone (flush_pending launches a pending rope first). */
 int flush_appends(pl_cuda_backend *b) {
     kv_pending &p = b->pend;
     if (!p.n) return PL_OK;
     const int n = p.n;
     p.n = 0;
     if (b->skip & PL_CUDA_SKIP_APPEND) return PL_OK;
-    memcpy(p.comb, p.meta, sizeof(int32_t) * (size_t)n);
-    memcpy(p.comb + n, p.meta + p.cap, sizeof(int32_t) * (size_t)n);
     void *d = nullptr;
-    int rc = stage_upload_cached(b, SLOT_META, p.comb, sizeof(int32_t) * 2 * (size_t)n, &d);
+    int rc = stage_append_meta(b, n, &d);
     if (rc) return rc;
     SIG(b, 2ULL, (unsigned long long)n, (unsigned long long)p.dt, (unsigned long long)p.heads, (unsigned long long)p.hd,
         (unsigned long long)p.ps, (unsigned long long)p.cap_pages, U64(p.k), U64(p.v), p.stride, U64(p.kp), U64(p.vp));
@@ -417,8 +436,39 @@ __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int row
     }
 }
 
-/* One warp per (row, head): per-head RMSNorm (rounded to the act dtype, as the CPU path),
- * then the half-split rotation, in place. */
+/* One warp, one head of hd values: RMSNorm with weight w (rounded to the act dtype, as the
+ * CPU path), then the half-split rotation by the row's table c, into dst (src itself for in
+ * place: every lane reads before the warp_sum, writes after it) and into dst2 when set.
+ * v: the warp's hd floats of shared memory. */
+template <typename T>
+__device__ __forceinline__ void norm_rope_head(const T *src, const float *w, int hd, float eps, const float *c, float *v,
+                                               int lane, T *dst, T *dst2) {
+    float ss = 0.f;
+    for (int i = lane; i < hd; i += 32) {
+        const float x = tof(src[i]);
+        v[i] = x;
+        ss += x * x;
+    }
+    ss = warp_sum(ss);
+    const float inv = 1.0f / sqrtf(ss / (float)hd + eps);
+    for (int i = lane; i < hd; i += 32) v[i] = round_act<T>(v[i] * inv * w[i]);
+    __syncwarp();
+    const int half = hd / 2;
+    const float *s = c + half;
+    for (int i = lane; i < half; i += 32) {
+        const float x0 = v[i], x1 = v[i + half];
+        const T y0 = fromf<T>(x0 * c[i] - x1 * s[i]), y1 = fromf<T>(x1 * c[i] + x0 * s[i]);
+        dst[i] = y0;
+        dst[i + half] = y1;
+        if (dst2) {
+            dst2[i] = y0;
+            dst2[i + half] = y1;
+        }
+    }
+}
+
+/* One warp per (row, head): norm + RoPE of the q and k heads, in place (q heads to q_out
+ * when set). */
 template <typename T>
 __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int hd, const float *wq, const float *wk,
                                     float eps, const float *cst, T *q_out) {
@@ -428,26 +478,41 @@ __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int h = blockIdx.y * (blockDim.x >> 5) + warp, r = blockIdx.x;
     if (h >= nq + nkv) return; /* no block-wide barrier below */
-    float *v = sm + (size_t)warp * hd;
     T *p = qkv + (size_t)r * stride + (size_t)h * hd;
-    const float *w = h < nq ? wq : wk;
-    float ss = 0.f;
-    for (int i = lane; i < hd; i += 32) {
-        const float x = tof(p[i]);
-        v[i] = x;
-        ss += x * x;
-    }
-    ss = warp_sum(ss);
-    const float inv = 1.0f / sqrtf(ss / (float)hd + eps);
-    for (int i = lane; i < hd; i += 32) v[i] = round_act<T>(v[i] * inv * w[i]);
-    __syncwarp();
-    const int half = hd / 2;
-    const float *c = cst + (size_t)r * hd, *s = c + half;
     T *d = q_out && h < nq ? q_out + ((size_t)r * nq + h) * hd : p;
-    for (int i = lane; i < half; i += 32) {
-        const float x0 = v[i], x1 = v[i + half];
-        d[i] = fromf<T>(x0 * c[i] - x1 * s[i]);
-        d[i + half] = fromf<T>(x1 * c[i] + x0 * s[i]);
+    norm_rope_head<T>(p, h < nq ? wq : wk, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, d, nullptr);
+}
+
+/* qk_norm_rope_kernel with q_out and the K/V append of the same rows in one launch: one warp
+ * per (row, head) over nq + 2 * nkv heads. q heads go to q_out; k heads in place and to
+ * their page slot (the same rounded values); v heads are copied to theirs. Rows whose page
+ * id or slot is out of range write no page, as kv_append_kernel. */
+template <typename T>
+__global__ void qk_norm_rope_append_kernel(T *qkv, size_t stride, int nq, int nkv, int hd, const float *wq, const float *wk,
+                                           float eps, const float *cst, T *q_out, const int32_t *page_ids,
+                                           const int32_t *slots, int page_size, int num_pages, T *kp, T *vp) {
+    pdl_trigger();
+    pdl_wait();
+    extern __shared__ float sm[];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int h = blockIdx.y * (blockDim.x >> 5) + warp, r = blockIdx.x;
+    if (h >= nq + 2 * nkv) return; /* no block-wide barrier below */
+    T *p = qkv + (size_t)r * stride + (size_t)h * hd;
+    if (h < nq) {
+        norm_rope_head<T>(p, wq, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, q_out + ((size_t)r * nq + h) * hd,
+                          nullptr);
+        return;
+    }
+    const bool is_k = h < nq + nkv;
+    const int kvh = h - nq - (is_k ? 0 : nkv);
+    const int32_t page = page_ids[r], slot = slots[r];
+    T *pg = nullptr;
+    if (page >= 0 && page < num_pages && slot >= 0 && slot < page_size)
+        pg = (is_k ? kp : vp) + (((size_t)page * nkv + kvh) * page_size + slot) * hd;
+    if (is_k) {
+        norm_rope_head<T>(p, wk, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, p, pg);
+    } else if (pg) {
+        for (int i = lane; i < hd; i += 32) pg[i] = p[i];
     }
 }
 
@@ -899,7 +964,7 @@ void op_free(void *ctx, void *p) { dev_free(static_cast<pl_cuda_backend *>(ctx),
 int op_embed(void *ctx, const void *p, const int32_t *tokens, int n, void *out, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(p);
-    int frc = flush_appends(b);
+    int frc = flush_pending(b);
     if (frc) return fwd(b, frc, err, err_len);
     if (n <= 0) return PL_OK;
     for (int i = 0; i < n; i++)
@@ -923,7 +988,7 @@ int op_embed(void *ctx, const void *p, const int32_t *tokens, int n, void *out, 
 
 int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc;
+    if (int frc = flush_pending(b)) return frc;
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
     if (rows <= 0) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_NORM) return PL_OK;
@@ -943,7 +1008,7 @@ int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, floa
 
 int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc;
+    if (int frc = flush_pending(b)) return frc;
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
     if (rows <= 0) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_NORM) return PL_OK;
@@ -973,7 +1038,7 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
 int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
-    int frc = flush_appends(b);
+    int frc = flush_pending(b);
     if (frc) return fwd(b, frc, err, err_len);
     if (!w->is_matrix) return pl_fail(err, err_len, PL_ERR_INTERNAL, "matmul: weight is not a matrix");
     if (rows <= 0) return PL_OK;
@@ -1054,7 +1119,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
 
 int op_rope_table(void *ctx, const int32_t *pos, int rows, int hd, double theta, float *cs) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc;
+    if (int frc = flush_pending(b)) return frc;
     if (rows <= 0) return PL_OK;
     if (hd <= 0 || hd % 2 || hd > 1024) return set_err(b, PL_ERR_INVALID, "rope_table: head_dim %d must be even and <= 1024", hd);
     const int half = hd / 2;
@@ -1078,34 +1143,109 @@ int op_rope_table(void *ctx, const int32_t *pos, int rows, int hd, double theta,
     return check_launch(b, "rope_table kernel");
 }
 
+/* The q/k norm + RoPE kernel alone: q heads to q_out when set, the rest in place. */
+int launch_qk_norm_rope(pl_cuda_backend *b, const rope_pending &r) {
+    const int heads = r.nq + r.nkv, wpb = 4;
+    const dim3 grid((unsigned)r.rows, (unsigned)((heads + wpb - 1) / wpb));
+    const size_t smem = sizeof(float) * (size_t)wpb * r.hd;
+    const int pdl = b->pdl_small;
+    if (b->act == PL_BF16)
+        launch_pdl(qk_norm_rope_kernel<__nv_bfloat16>, grid, dim3(32 * wpb), smem, b->stream, pdl,
+                   static_cast<__nv_bfloat16 *>(r.qkv), r.stride, r.nq, r.nkv, r.hd, r.wq, r.wk, r.eps, r.cs,
+                   static_cast<__nv_bfloat16 *>(r.q_out));
+    else
+        launch_pdl(qk_norm_rope_kernel<float>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<float *>(r.qkv), r.stride,
+                   r.nq, r.nkv, r.hd, r.wq, r.wk, r.eps, r.cs, static_cast<float *>(r.q_out));
+    return check_launch(b, "qk_norm_rope kernel");
+}
+
+/* Whether the pending appends copy exactly the k and v columns of every row of the pending
+ * rope (as the paged forward pass appends them), so one kernel can do both. */
+bool rope_fuses(const pl_cuda_backend *b, const rope_pending &r) {
+    const kv_pending &p = b->pend;
+    const size_t es = esize(b->act);
+    const char *q = static_cast<const char *>(r.qkv);
+    return !(b->skip & (PL_CUDA_SKIP_ROPE | PL_CUDA_SKIP_APPEND)) && r.q_out && p.n == r.rows && p.dt == b->act &&
+           p.heads == r.nkv && p.hd == r.hd && p.stride == r.stride && p.ps > 0 && p.cap_pages > 0 &&
+           p.k == q + (size_t)r.nq * r.hd * es && p.v == q + (size_t)(r.nq + r.nkv) * r.hd * es;
+}
+
+/* The pending rope and appends as one qk_norm_rope_append_kernel launch (rope_fuses holds). */
+int launch_rope_append(pl_cuda_backend *b, const rope_pending &r) {
+    kv_pending &p = b->pend;
+    const int n = p.n;
+    p.n = 0;
+    void *d = nullptr;
+    int rc = stage_append_meta(b, n, &d);
+    if (rc) return rc;
+    SIG(b, 13ULL, U64(r.qkv), (unsigned long long)r.rows, r.stride, (unsigned long long)r.nq, (unsigned long long)r.nkv,
+        (unsigned long long)r.hd, U64(r.wq), U64(r.wk), U64(r.cs), U64(r.q_out), (unsigned long long)p.ps,
+        (unsigned long long)p.cap_pages, U64(p.kp), U64(p.vp), U64(d));
+    if (REPLAYING(b)) return PL_OK;
+    const int heads = r.nq + 2 * r.nkv, wpb = 4;
+    const dim3 grid((unsigned)r.rows, (unsigned)((heads + wpb - 1) / wpb));
+    const size_t smem = sizeof(float) * (size_t)wpb * r.hd;
+    const int32_t *ids = static_cast<const int32_t *>(d), *slots = ids + n;
+    const int pdl = b->pdl_small;
+    if (b->act == PL_BF16)
+        launch_pdl(qk_norm_rope_append_kernel<__nv_bfloat16>, grid, dim3(32 * wpb), smem, b->stream, pdl,
+                   static_cast<__nv_bfloat16 *>(r.qkv), r.stride, r.nq, r.nkv, r.hd, r.wq, r.wk, r.eps, r.cs,
+                   static_cast<__nv_bfloat16 *>(r.q_out), ids, slots, p.ps, p.cap_pages, static_cast<__nv_bfloat16 *>(p.kp),
+                   static_cast<__nv_bfloat16 *>(p.vp));
+    else
+        launch_pdl(qk_norm_rope_append_kernel<float>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<float *>(r.qkv),
+                   r.stride, r.nq, r.nkv, r.hd, r.wq, r.wk, r.eps, r.cs, static_cast<float *>(r.q_out), ids, slots, p.ps,
+                   p.cap_pages, static_cast<float *>(p.kp), static_cast<float *>(p.vp));
+    return check_launch(b, "qk_norm_rope + kv_append kernel");
+}
+
+/* Launches the deferred work: a pending rope (fused with the pending appends when they copy
+ * its k/v rows, else alone and first: the appends copy the K it writes), then the appends.
+ * Every op and every host-facing call starts here. The rope's signature was taken when it
+ * was deferred; a replay launches nothing. */
+int flush_pending(pl_cuda_backend *b) {
+    if (!b->rope.on) return flush_appends(b);
+    const rope_pending r = b->rope;
+    b->rope.on = 0;
+    if (rope_fuses(b, r)) return launch_rope_append(b, r);
+    if (!REPLAYING(b)) {
+        int rc = launch_qk_norm_rope(b, r);
+        if (rc) {
+            b->pend.n = 0; /* their K was not written: as a failed append, nothing of them goes out */
+            return rc;
+        }
+    }
+    return flush_appends(b);
+}
+
 int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, int nkv, int hd, const void *qn, const void *kn,
                     float eps, const float *cs, void *q_out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc;
+    if (int frc = flush_pending(b)) return frc;
     if (rows <= 0) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_ROPE) return PL_OK;
     if (hd <= 0 || hd % 2 || hd > 1024) return set_err(b, PL_ERR_INVALID, "qk_norm_rope: head_dim %d must be even and <= 1024", hd);
     SIG(b, 8ULL, U64(qkv), (unsigned long long)rows, row_stride, (unsigned long long)nq, (unsigned long long)nkv,
         (unsigned long long)hd, U64(qn), U64(kn), U64(cs), U64(q_out));
+    rope_pending r;
+    r.qkv = qkv, r.q_out = q_out, r.rows = rows, r.nq = nq, r.nkv = nkv, r.hd = hd, r.stride = row_stride;
+    r.wq = static_cast<const float *>(static_cast<const cuda_weight *>(qn)->d);
+    r.wk = static_cast<const float *>(static_cast<const cuda_weight *>(kn)->d);
+    r.cs = cs, r.eps = eps;
+    /* Paged path (q_out set): the K/V appends of these rows follow; launched with them at the
+     * next flush. Without q_out the caller's attention reads qkv on the host right after. */
+    if (q_out && !(b->skip & PL_CUDA_SKIP_APPEND)) {
+        r.on = 1;
+        b->rope = r;
+        return PL_OK;
+    }
     if (REPLAYING(b)) return PL_OK;
-    const int heads = nq + nkv, wpb = 4;
-    dim3 grid((unsigned)rows, (unsigned)((heads + wpb - 1) / wpb));
-    const size_t smem = sizeof(float) * (size_t)wpb * hd;
-    const float *wq = static_cast<const float *>(static_cast<const cuda_weight *>(qn)->d);
-    const float *wk = static_cast<const float *>(static_cast<const cuda_weight *>(kn)->d);
-    const int pdl = b->pdl_small;
-    if (b->act == PL_BF16)
-        launch_pdl(qk_norm_rope_kernel<__nv_bfloat16>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<__nv_bfloat16 *>(qkv),
-                   row_stride, nq, nkv, hd, wq, wk, eps, cs, static_cast<__nv_bfloat16 *>(q_out));
-    else
-        launch_pdl(qk_norm_rope_kernel<float>, grid, dim3(32 * wpb), smem, b->stream, pdl, static_cast<float *>(qkv), row_stride, nq,
-                   nkv, hd, wq, wk, eps, cs, static_cast<float *>(q_out));
-    return check_launch(b, "qk_norm_rope kernel");
+    return launch_qk_norm_rope(b, r);
 }
 
 int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc;
+    if (int frc = flush_pending(b)) return frc;
     const size_t n = (size_t)rows * inter;
     if (!n) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_SWIGLU) return PL_OK;
@@ -1129,7 +1269,7 @@ int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
 
 int op_add(void *ctx, void *h, const void *x, size_t n) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc;
+    if (int frc = flush_pending(b)) return frc;
     if (!n) return PL_OK;
     SIG(b, 10ULL, U64(h), U64(x), n);
     if (REPLAYING(b)) return PL_OK;
@@ -1145,7 +1285,7 @@ int op_add(void *ctx, void *h, const void *x, size_t n) {
 
 int op_copy_rows(void *ctx, void *dst, size_t dst_stride, const void *src, size_t src_stride, int rows, int width) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc;
+    if (int frc = flush_pending(b)) return frc;
     if (rows <= 0 || width <= 0) return PL_OK;
     SIG(b, 11ULL, U64(dst), dst_stride, U64(src), src_stride, (unsigned long long)rows, (unsigned long long)width);
     if (REPLAYING(b)) return PL_OK;
@@ -1192,7 +1332,7 @@ int op_kv_append(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *ch, char *er
     const bool joins = p.n > 0 && p.kp == kp && p.vp == vp && p.cap_pages == st.capacity_pages && p.dt == ch->dtype &&
                        p.heads == pc->num_kv_heads && p.hd == pc->head_dim && p.ps == pc->page_size && p.stride == stride &&
                        p.k + (size_t)p.n * stride * es == k && p.v + (size_t)p.n * stride * es == v;
-    if (p.n > 0 && !joins && (rc = flush_appends(b))) return fwd(b, rc, err, err_len);
+    if (p.n > 0 && !joins && (rc = flush_pending(b))) return fwd(b, rc, err, err_len);
     if (p.n + n > p.cap) {
         int cap = p.cap ? p.cap : 256;
         while (cap < p.n + n) cap *= 2;
@@ -1228,7 +1368,7 @@ int op_kv_append(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *ch, char *er
 int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (!args) return pl_fail(err, err_len, PL_ERR_INVALID, "args: NULL");
-    int frc = flush_appends(b);
+    int frc = flush_pending(b);
     if (frc) return fwd(b, frc, err, err_len);
     if (b->skip & PL_CUDA_SKIP_ATTN) return PL_OK;
     if (args->batch <= 0 || args->max_pages <= 0 || !args->block_table || !args->context_lens)
@@ -1317,7 +1457,7 @@ void graph_drop(pl_cuda_backend *b, graph_entry *g) {
 int op_graph_begin(void *ctx, uint64_t key) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (b->graphs_off || b->gmode != G_NONE) return PL_ERR_UNSUPPORTED;
-    if (flush_appends(b) != PL_OK || cudaStreamSynchronize(b->stream) != cudaSuccess) return PL_ERR_CUDA;
+    if (flush_pending(b) != PL_OK || cudaStreamSynchronize(b->stream) != cudaSuccess) return PL_ERR_CUDA;
     int gi = -1, lru = 0;
     for (int i = 0; i < b->num_graphs; i++) {
         if (b->graphs[i].key == key) gi = i;
@@ -1350,6 +1490,9 @@ int op_graph_begin(void *ctx, uint64_t key) {
 
 int op_graph_end(void *ctx, int body_rc) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    /* work still deferred belongs to the step: into the capture, or the replay's signature */
+    const int frc = flush_pending(b);
+    if (body_rc == PL_OK) body_rc = frc;
     graph_entry *g = &b->graphs[b->cur_graph];
     const int mode = b->gmode;
     b->gmode = G_NONE;
@@ -1438,7 +1581,7 @@ void *kv_alloc(void *ctx, size_t bytes) {
 void kv_free(void *ctx, void *p) { dev_free(static_cast<pl_cuda_backend *>(ctx), p); }
 int kv_copy(void *ctx, void *dst, const void *src, size_t bytes) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_appends(b)) return frc; /* pending rows go to the old storage first */
+    if (int frc = flush_pending(b)) return frc; /* pending rows go to the old storage first */
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, b->stream);
     if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "page copy of %zu bytes: %s", bytes, cudaGetErrorString(e));
     return PL_OK;
@@ -1501,7 +1644,7 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
 
 void pl_cuda_backend_destroy(pl_cuda_backend *b) {
     if (!b) return;
-    flush_appends(b);
+    flush_pending(b);
     if (b->stream) cudaStreamSynchronize(b->stream);
     for (int i = 0; i < b->num_graphs; i++) graph_drop(b, &b->graphs[i]);
     if (b->blas) cublasDestroy(b->blas);
@@ -1562,7 +1705,7 @@ const pl_kv_storage_ops *pl_cuda_backend_kv_storage(pl_cuda_backend *b) { return
 
 int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len) {
     if (!b) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_cuda_backend_sync: backend is NULL");
-    if (int frc = flush_appends(b)) return fwd(b, frc, err, err_len);
+    if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
     cudaError_t e = cudaStreamSynchronize(b->stream);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess) return pl_fail(err, err_len, cuda_status(e), "CUDA stream: %s", cudaGetErrorString(e));
@@ -1611,7 +1754,7 @@ int pl_cuda_sample(pl_cuda_backend *b, const float *logits, size_t ld, int rows,
         if (!(p->top_p > 0 && p->top_p <= 1)) return pl_fail(err, err_len, PL_ERR_INVALID, "params[%d].top_p: %g must be in (0, 1]", r, p->top_p);
         if (!(p->u >= 0 && p->u < 1)) return pl_fail(err, err_len, PL_ERR_INVALID, "params[%d].u: %g must be in [0, 1)", r, p->u);
     }
-    if (int frc = flush_appends(b)) return fwd(b, frc, err, err_len);
+    if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
     int greedy = 1;
     for (int r = 0; r < rows; r++) greedy &= params[r].temperature <= 0;
     /* params, then the argmax keys (zeros), then room for the tokens, in one slot */

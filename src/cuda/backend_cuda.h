@@ -8,8 +8,10 @@
  * argument keep their message in the backend (pl_cuda_backend_last_error). Asynchronous
  * kernel faults surface at the next synchronizing call (pl_cuda_backend_sync, a matmul
  * into host memory, sampling). The kv_append op commits the cache metadata at once but
- * defers the device copy, merging consecutive chunks into one launch; every other op, a
- * pool growth copy, a free and pl_cuda_backend_sync launch the pending copies first. A
+ * defers the device copy, merging consecutive chunks into one launch; qk_norm_rope with
+ * q_out defers too, and goes out in one kernel with the appends that copy its k/v rows
+ * (else alone, before them); every other op, a pool growth copy, a free, the end of a
+ * graphed step and pl_cuda_backend_sync launch the pending work first. A
  * matmul whose f32 output is host memory (the forward pass's logits) computes into device
  * scratch and copies back. Built without CUDA, every entry point returns
  * PL_ERR_UNSUPPORTED (a MiB KV budget excepted: it needs no device). */
@@ -44,7 +46,8 @@ const struct pl_backend_ops *pl_cuda_backend_ops(void);
 const char *pl_cuda_backend_last_error(const pl_cuda_backend *b);
 /* The backend's cudaStream_t. */
 void *pl_cuda_backend_stream(pl_cuda_backend *b);
-/* Launches pending K/V appends, waits for the stream; reports any asynchronous fault. */
+/* Launches pending work (K/V appends, a deferred q/k norm + RoPE), waits for the stream;
+ * reports any asynchronous fault. */
 int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len);
 /* Device bytes allocated through the backend and not yet freed (weights, buffers, pools). */
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
