@@ -74,6 +74,10 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
     const int ntile_all = k_stop > k_begin ? (k_stop - k_begin + kTK - 1) / kTK : 0;
     const int my_tiles = ntile_all > warp ? (ntile_all - warp + kWarps - 1) / kWarps : 0;
 
+    /* each K/V byte is read once per step: let it leave L2 before the activations and
+     * metadata around it (measured: 1x8192, 8x4096 and 128x1024 1-3% faster, the long
+     * shapes within 0.3%) */
+    const uint64_t once = l2_evict_first();
     const int ps = p.page_size;
     const bool one_lookup = (ps % kTK) == 0;
     auto issue = [&](int j) { /* j-th tile of this warp into stage j % kStages */
@@ -106,8 +110,8 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
                 vs = V + off;
                 n = 16;
             }
-            cp_async16(kb + swz(key, ch), ks, n);
-            cp_async16(vb + swz(key, ch), vs, n);
+            cp_async16_hint(kb + swz(key, ch), ks, n, once);
+            cp_async16_hint(vb + swz(key, ch), vs, n, once);
         }
     };
 #pragma unroll
