@@ -384,6 +384,12 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                     vars[nv].workspace = ws;
                     vars[nv].workspace_bytes = ws_bytes;
                     snprintf(names[nv++], 32, "decode-mma-ws");
+                    vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
+                    const int other_w = jb->B * HKV <= prop.multiProcessorCount ? 4 : 8; /* the CTA width AUTO did not pick */
+                    vars[nv].mma_warps = other_w;
+                    vars[nv].workspace = ws;
+                    vars[nv].workspace_bytes = ws_bytes;
+                    snprintf(names[nv++], 32, "decode-mma-w%d-ws", other_w);
                     vars[nv].kernel = PL_CUDA_ATTN_VECTOR;
                     snprintf(names[nv++], 32, "vector");
                     if (o.sweep && jb->B * HKV < 132) {

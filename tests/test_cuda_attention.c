@@ -155,6 +155,10 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
             o.num_splits = rint_(0, 9);
             snprintf(lab, sizeof lab, "%s/decode-mma splits %d", label, o.num_splits);
             run_and_compare(p, &d, ref, &o, lab);
+            o.mma_warps = rint_(0, 1) ? 4 : 8; /* both CTA widths (AUTO picks 8 warps for few units) */
+            snprintf(lab, sizeof lab, "%s/decode-mma %d warps, splits %d", label, o.mma_warps, o.num_splits);
+            run_and_compare(p, &d, ref, &o, lab);
+            o.mma_warps = 0;
             o.kernel = PL_CUDA_ATTN_MMA;
             o.num_splits = 0;
             o.mma_warps = 4;

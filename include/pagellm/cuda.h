@@ -29,7 +29,8 @@ typedef struct pl_cuda_attn_options {
     pl_cuda_attn_kernel kernel; /* overrides args->schedule when not AUTO */
     int num_splits;             /* context splits of the vector/generic kernels; 0 = heuristic */
     int mma_warps;              /* MMA query block: 4 or 8 warps of 16 rows (64 / 128 rows), or
-                                   32 = 4 warps of 32 rows (128 rows); 0 = heuristic */
+                                   32 = 4 warps of 32 rows (128 rows); DECODE_MMA: 4 or 8 warps
+                                   per CTA; 0 = heuristic */
     void *workspace;            /* device scratch for split partials (NULL: taken from the stream's
                                    pool with cudaMallocAsync and released after the call) */
     size_t workspace_bytes;     /* size of workspace; too small means the pool is used */

@@ -146,9 +146,13 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         /* split-context kernels: rows of a GQA group per CTA, splits to fill the SMs */
         const int R = p.group * p.query_len;
         rows = kern == PL_CUDA_ATTN_DECODE_MMA ? 16 : kern == PL_CUDA_ATTN_VECTOR ? (R <= 1 ? 1 : R <= 2 ? 2 : R <= 4 ? 4 : 8) : 8;
-        const long long resident = (long long)sm_count() * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : 2);
         const long long max_ctx = (long long)a->max_pages * a->page_size;
         const long long base = (long long)a->batch * a->num_kv_heads * ((R + rows - 1) / rows);
+        /* DECODE_MMA: 8-warp CTAs, one per SM, when the (row chunk, KV head, row) units are no
+         * more than the SMs (measured 4-5% off 1x8192 and 8x4096, 16x32768 0-2%; 128x1024 8%
+         * slower); mma_warps 4 or 8 forces the width */
+        if (kern == PL_CUDA_ATTN_DECODE_MMA && (o.mma_warps == 8 || (o.mma_warps != 4 && base <= sm_count()))) p.wide_ctas = 1;
+        const long long resident = (long long)sm_count() * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : p.wide_ctas ? 1 : 2);
         long long splits = o.num_splits;
         if (splits <= 0) {
             /* fewest waves x keys per CTA, at least 128 keys per split, a small cost per split */

@@ -21,6 +21,7 @@ typedef struct pl_attn_params {
     int causal;
     float scale_log2;  /* scale * log2(e) */
     int pdl;           /* launch with programmatic dependent launch (the kernels wait first) */
+    int wide_ctas;     /* DECODE_MMA: 8 warps per CTA (one CTA per SM) instead of 4 */
 } pl_attn_params;
 
 #ifdef __cplusplus

@@ -3,8 +3,9 @@
  * m16n8k16 tile, so each K/V byte is read once per KV head and the dot products cost ~6
  * instructions per key instead of ~80 on CUDA cores.
  *
- * A CTA of 4 warps owns one KV head, one 16-row chunk and one context split. Each warp walks
- * its own 16-key tiles (tiles w, w + 4, ...) through a private 3-stage cp.async ring
+ * A CTA of 4 warps (8 when there are no more units than SMs) owns one KV head, one 16-row
+ * chunk and one context split. Each warp walks its own 16-key tiles (tiles w, w + NW, ...)
+ * through a private 3-stage cp.async ring
  * (8 KiB per stage: K and V rows, 16-byte chunks XOR-swizzled for ldmatrix), so warps never
  * wait on each other until the final merge of their (max, sum, out) states. */
 #include <cuda_runtime.h>
@@ -16,11 +17,13 @@
 
 namespace {
 
-constexpr int kD = 128, kRowB = 256, kTK = 16, kStages = 3, kWarps = 4, kRows = 16;
+constexpr int kD = 128, kRowB = 256, kTK = 16, kStages = 3, kRows = 16;
 constexpr int kStageBytes = 2 * kTK * kRowB;                  /* K + V: 8 KiB */
 constexpr int kWarpRing = kStages * kStageBytes;              /* 24 KiB */
 constexpr int kQBytes = kRows * kRowB;                        /* 4 KiB */
-constexpr int kSmem = kQBytes + kWarps * kWarpRing;           /* 100 KiB */
+/* NW warps per CTA: 4 (100 KiB, two CTAs per SM) or 8 (196 KiB, one CTA per SM: for few
+ * long (row chunk, KV head, row) units, a unit's stream shared by twice the warps) */
+template <int NW> constexpr int smem_bytes() { return kQBytes + NW * kWarpRing; }
 
 __device__ __forceinline__ uint16_t to_bf16(float x) {
     uint32_t u = __float_as_uint(x);
@@ -29,7 +32,9 @@ __device__ __forceinline__ uint16_t to_bf16(float x) {
     return (uint16_t)(u >> 16);
 }
 
-__global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params p) {
+template <int NW>
+__global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1) decode_mma_kernel(const pl_attn_params p) {
+    constexpr int kWarps = NW;
     extern __shared__ __align__(128) unsigned char smem[];
     pdl_trigger(); /* the output projection after us may start loading its weights */
     pdl_wait();
@@ -47,7 +52,7 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
     const uint32_t ring = sQ + kQBytes + warp * kWarpRing;
 
     /* Q rows of this chunk (zero rows past R), 16 x 128 */
-    for (int id = threadIdx.x; id < kRows * 16; id += 128) {
+    for (int id = threadIdx.x; id < kRows * 16; id += NW * 32) {
         const int r = id >> 4, ch = id & 15, rr = r0 + r;
         const void *src = Q;
         int n = 0;
@@ -224,7 +229,7 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
     }
     __syncthreads();
     uint16_t *Out = static_cast<uint16_t *>(p.out);
-    for (int idx = threadIdx.x; idx < kRows * kD; idx += 128) {
+    for (int idx = threadIdx.x; idx < kRows * kD; idx += NW * 32) {
         const int r = idx / kD, d = idx % kD, rr = r0 + r;
         if (rr >= R) break;
         float M = -INFINITY;
@@ -261,12 +266,16 @@ __global__ void __launch_bounds__(128, 2) decode_mma_kernel(const pl_attn_params
 extern "C" int pl_cuda_attn_decode_mma_launch(const pl_attn_params *p, cudaStream_t stream, char *err, size_t err_len) {
     const int R = p->group * p->query_len;
     const int chunks = (R + kRows - 1) / kRows;
-    cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    if (e == cudaSuccess) {
-        dim3 grid((unsigned)(p->splits * chunks), (unsigned)p->num_kv_heads, (unsigned)p->batch);
-        e = launch_pdl(decode_mma_kernel, grid, dim3(128), (size_t)kSmem, stream, p->pdl, *p);
-        if (e == cudaSuccess) e = cudaGetLastError();
+    const dim3 grid((unsigned)(p->splits * chunks), (unsigned)p->num_kv_heads, (unsigned)p->batch);
+    cudaError_t e;
+    if (p->wide_ctas) {
+        e = cudaFuncSetAttribute(decode_mma_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<8>());
+        if (e == cudaSuccess) e = launch_pdl(decode_mma_kernel<8>, grid, dim3(256), (size_t)smem_bytes<8>(), stream, p->pdl, *p);
+    } else {
+        e = cudaFuncSetAttribute(decode_mma_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<4>());
+        if (e == cudaSuccess) e = launch_pdl(decode_mma_kernel<4>, grid, dim3(128), (size_t)smem_bytes<4>(), stream, p->pdl, *p);
     }
+    if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "decode mma kernel launch: %s", cudaGetErrorString(e));
     return pl_cuda_attn_merge_launch(p, PL_BF16, stream, err, err_len);
 }
