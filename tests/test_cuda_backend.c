@@ -407,22 +407,31 @@ static void test_elementwise(pair *p) {
 
 /* K/V append and paged attention through device pools against host pools: two sequences,
  * prefill chunks that force growth (page size 4), decode steps; pool bytes compared exactly. */
+/* One-layer growable pools of p's dtype, in host memory (hp) and on the device (dp), with n
+ * sequences in each; *dev_pc (may be NULL) gets the device pool's config. */
+static void twin_pools(pair *p, int nkv, int ps, int hd, int n, pl_kv_pools *hp, pl_kv_pools *dp, pl_kv_seq *hs, pl_kv_seq *ds,
+                       pl_page_pool_config *dev_pc) {
+    pl_page_pool_config pc;
+    memset(&pc, 0, sizeof pc);
+    pc.dtype = p->dt, pc.num_kv_heads = nkv, pc.page_size = ps, pc.head_dim = hd, pc.mode = PL_POOL_GROWABLE;
+    CHECK_OK(pl_kv_pools_create(&pc, 1, hp, err, sizeof err), err);
+    pc.storage = pl_cuda_backend_kv_storage(p->g);
+    CHECK_OK(pl_kv_pools_create(&pc, 1, dp, err, sizeof err), err);
+    for (int s = 0; s < n; s++) {
+        CHECK_OK(pl_kv_seq_init(&hs[s], hp, err, sizeof err), err);
+        CHECK_OK(pl_kv_seq_init(&ds[s], dp, err, sizeof err), err);
+    }
+    if (dev_pc) *dev_pc = pc;
+}
+
 static void test_kv_attention(pair *p, int hd) {
     pl_dtype dt = p->dt;
     size_t e = esz(dt);
     int H = 4, Hkv = 2, ps = 4;
-    pl_page_pool_config pc;
-    memset(&pc, 0, sizeof pc);
-    pc.dtype = dt, pc.num_kv_heads = Hkv, pc.page_size = ps, pc.head_dim = hd, pc.mode = PL_POOL_GROWABLE;
     pl_kv_pools hp, dp;
-    CHECK_OK(pl_kv_pools_create(&pc, 1, &hp, err, sizeof err), err);
-    pc.storage = pl_cuda_backend_kv_storage(p->g);
-    CHECK_OK(pl_kv_pools_create(&pc, 1, &dp, err, sizeof err), err);
     pl_kv_seq hs[2], ds[2];
-    for (int s = 0; s < 2; s++) {
-        CHECK_OK(pl_kv_seq_init(&hs[s], &hp, err, sizeof err), err);
-        CHECK_OK(pl_kv_seq_init(&ds[s], &dp, err, sizeof err), err);
-    }
+    pl_page_pool_config pc;
+    twin_pools(p, Hkv, ps, hd, 2, &hp, &dp, hs, ds, &pc);
     int steps[][2] = {{7, 3}, {5, 9}, {1, 1}, {1, 1}, {13, 1}};
     for (size_t st = 0; st < sizeof steps / sizeof steps[0]; st++) {
         int lens[2] = {steps[st][0], steps[st][1]};
@@ -529,18 +538,9 @@ static void test_rope_append(pair *p, int hd) {
     enum { S = 3 };
     const int nq = 4, nkv = 2, ps = 4;
     const size_t stride = (size_t)(nq + 2 * nkv) * hd + 2; /* padded rows */
-    pl_page_pool_config pc;
-    memset(&pc, 0, sizeof pc);
-    pc.dtype = dt, pc.num_kv_heads = nkv, pc.page_size = ps, pc.head_dim = hd, pc.mode = PL_POOL_GROWABLE;
     pl_kv_pools hp, dp;
-    CHECK_OK(pl_kv_pools_create(&pc, 1, &hp, err, sizeof err), err);
-    pc.storage = pl_cuda_backend_kv_storage(p->g);
-    CHECK_OK(pl_kv_pools_create(&pc, 1, &dp, err, sizeof err), err);
     pl_kv_seq hs[S], ds[S];
-    for (int s = 0; s < S; s++) {
-        CHECK_OK(pl_kv_seq_init(&hs[s], &hp, err, sizeof err), err);
-        CHECK_OK(pl_kv_seq_init(&ds[s], &dp, err, sizeof err), err);
-    }
+    twin_pools(p, nkv, ps, hd, S, &hp, &dp, hs, ds, NULL);
     float *wq = rand_act(PL_F32, hd, 1.0f), *wk = rand_act(PL_F32, hd, 1.0f);
     void *cq = make_weight(p, 0, wq, 1, hd, 1, 0), *ck = make_weight(p, 0, wk, 1, hd, 1, 0);
     void *gq = make_weight(p, 1, wq, 1, hd, 1, 0), *gk = make_weight(p, 1, wk, 1, hd, 1, 0);

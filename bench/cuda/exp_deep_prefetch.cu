@@ -33,7 +33,10 @@
  * round trip at a GEMM boundary costs microseconds while the stream fills the queues, more
  * than the ring covers; the fewest-round-trips form comes back to the chain (1.17-1.29x
  * against 1.14-1.23x, GEMMs only) and beats it with a small op after each GEMM (1.38x against
- * 1.47x for the four projections).
+ * 1.47x for the four projections). Those runs used the code as of commit f2b8609; the shared
+ * helpers below (produce, consume_stage, load_x_piece, split_sum, store_frag, small_op) came
+ * after, with the same operations in the same order, compiled but not rerun on a GPU (the
+ * stream-and-MMAs diagnostic now feeds zeros instead of stale rows to the lanes of tokens >= M).
  *
  * Not part of the build. On a GPU machine:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Isrc -Ibench/cuda bench/cuda/exp_deep_prefetch.cu -o exp_deep_prefetch
@@ -142,6 +145,121 @@ struct sync_words {
  * subnormals; here the values stay checkable against the reference) */
 __host__ __device__ __forceinline__ int small_items(const gemm &g) { return (M * g.N + 2047) / 2048; }
 
+/* The ring's mbarriers (thread 0): full[NS] (the producer's arrival plus the stage's bytes)
+ * and empty[NS] (one arrival per consumer warp). */
+__device__ __forceinline__ void ring_init(uint32_t bars, int NS) {
+    for (int s = 0; s < NS; ++s) mbar_init(bars + 8 * s, 1), mbar_init(bars + 8 * (NS + s), CW);
+}
+
+/* The producer (one thread): every weight stage of CTA c, in the order its consumers take
+ * them; waits only for a free slot and, past `inflight` stages, for stage j - inflight to
+ * land (inflight = NS: no limit beyond the ring). */
+template <int NS>
+__device__ void produce(const gemm *gs, int ng, int mode, int c, int C, uint32_t ring, uint32_t bars, int inflight) {
+    uint64_t pol;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+    long j = 0;
+    for (int k = 0; k < ng; ++k) {
+        const gemm g = gs[k];
+        piece_iter pi(g, mode, c, C);
+        int tile, kt0, nkt, sp;
+        while (pi.next(tile, kt0, nkt, sp)) {
+            const __nv_bfloat16 *src = g.W + ((size_t)tile * (g.K / TBK) + kt0) * (TBM * TBK);
+            for (int s = 0; s < nkt; ++s, ++j) {
+                const int slot = (int)(j % NS);
+                if (j >= NS) mbar_wait(bars + 8 * (NS + slot), (uint32_t)((j / NS - 1) & 1));
+                if (j >= inflight) /* more stages on their way only queue longer */
+                    mbar_wait(bars + 8 * (int)((j - inflight) % NS), (uint32_t)(((j - inflight) / NS) & 1));
+                mbar_expect_tx(bars + 8 * slot, WST);
+                bulk_g2s(ring + slot * WST, src + (size_t)s * TBM * TBK, WST, bars + 8 * slot, pol);
+            }
+        }
+    }
+}
+
+/* A consumer warp's stage s of a piece (the CTA's j-th stage): wait for it, MMA its 16 weight
+ * rows against x of the piece in shared memory (xs: [M][xw * 8] bf16, row-major), release the
+ * slot. */
+template <int NS>
+__device__ __forceinline__ void consume_stage(uint32_t ring, uint32_t bars, long j, const unsigned char *xs, int xw, int s, int warp,
+                                              int lane, float (&acc)[4]) {
+    const int slot = (int)(j % NS), g8 = lane >> 2, t4 = lane & 3;
+    mbar_wait(bars + 8 * slot, (uint32_t)((j / NS) & 1));
+    const uint32_t wsm = ring + slot * WST;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+        uint32_t a[4], b0 = 0, b1 = 0;
+        ldmatrix_x4(wsm + swz128(warp * 16 + (lane & 15), kk * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
+        if (g8 < M) { /* B fragment: token g8, k pairs 2 t4 and 2 t4 + 8 of this k16 step */
+            const uint32_t *xr = reinterpret_cast<const uint32_t *>(xs) + (size_t)g8 * (xw * 4) + (s * TBK + kk * 16) / 2;
+            b0 = xr[t4];
+            b1 = xr[t4 + 4];
+        }
+        mma_bf16(acc, a, b0, b1);
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bars + 8 * (NS + slot));
+}
+
+/* x[M][nkt * 64] of a piece, row-major, into shared memory (16 bytes per thread and pass);
+ * returns its bytes */
+__device__ __forceinline__ int load_x_piece(unsigned char *dst, const gemm &g, int kt0, int nkt, int tid) {
+    const int xw = nkt * TBK * 2 / 16; /* 16-byte words per row */
+    for (int q = tid; q < M * xw; q += CW * 32)
+        reinterpret_cast<uint4 *>(dst)[q] = __ldcg(reinterpret_cast<const uint4 *>(g.x + (size_t)(q / xw) * g.ldx + (size_t)kt0 * TBK) + q % xw);
+    return M * xw * 16;
+}
+
+/* the C fragment of warp `warp` (rows 16 warp + lane / 4, + 8; tokens 2 (lane % 4) + e % 2),
+ * tokens below M, to y [M][N] as bf16 */
+__device__ __forceinline__ void store_frag(__nv_bfloat16 *y, int N, int tile, int warp, int lane, const float (&acc)[4]) {
+    for (int e = 0; e < 4; ++e) {
+        const int row = tile * TBM + warp * 16 + (lane >> 2) + (e >= 2 ? 8 : 0), tok = 2 * (lane & 3) + (e & 1);
+        if (tok < M) y[(size_t)tok * N + row] = __float2bfloat16_rn(acc[e]);
+    }
+}
+
+/* K split over CTAs: store this split's partial; true in the last of the ks to arrive, whose
+ * acc then holds the sum in split order (as the backend adds) and which reset the counter.
+ * Sync is the barrier of the threads taking part (the CTA, or its consumer warps). */
+struct cta_sync {
+    __device__ void operator()() const { __syncthreads(); }
+};
+struct consumer_sync {
+    __device__ void operator()() const { consumers_sync(); }
+};
+template <typename Sync>
+__device__ bool split_sum(float *part, int *cnt, int ks, int T, int tile, int sp, int tid, float (&acc)[4], Sync sync) {
+    __shared__ int last;
+    *reinterpret_cast<float4 *>(part + ((size_t)sp * T + tile) * T_PART + tid * 4) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    __threadfence();
+    sync();
+    if (tid == 0) last = atomicAdd(&cnt[tile], 1) == ks - 1;
+    sync();
+    if (!last) return false;
+    __threadfence();
+    float s4[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int r = 0; r < ks; ++r) {
+        const float4 v = __ldcg(reinterpret_cast<const float4 *>(part + ((size_t)r * T + tile) * T_PART + tid * 4));
+        s4[0] += v.x, s4[1] += v.y, s4[2] += v.z, s4[3] += v.w;
+    }
+    for (int e = 0; e < 4; ++e) acc[e] = s4[e];
+    if (tid == 0) cnt[tile] = 0;
+    return true;
+}
+
+/* the small op after GEMM k, by every CTA's consumers: wait for all of y, rewrite its share,
+ * count in */
+__device__ void small_op(const gemm &g, int k, int c, int C, int tid, const sync_words &sw) {
+    spin_until(sw.done + k, tiles_of(g));
+    for (int si = c; si < small_items(g); si += C)
+        for (int i = si * 2048 + tid; i < (si + 1) * 2048 && i < M * g.N; i += CW * 32)
+            g.y[i] = __float2bfloat16_rn(__bfloat162float(g.y[i]) * 1.0f);
+    __threadfence();
+    consumers_sync();
+    if (tid == 0) atomicAdd(sw.small_done + k, 1);
+}
+
 template <int NS>
 __global__ void __launch_bounds__((CW + 1) * 32, 1) deep_kernel(const gemm *gs, int ng, sync_words sw, int small, int mode,
                                                                 int inflight) {
@@ -151,39 +269,18 @@ __global__ void __launch_bounds__((CW + 1) * 32, 1) deep_kernel(const gemm *gs, 
     unsigned char *xgen = dsm + (xbuf - smem_u32(dsm));
     const int C = gridDim.x, c = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < NS; ++s) mbar_init(bars + 8 * s, 1), mbar_init(bars + 8 * (NS + s), CW);
+        ring_init(bars, NS);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
 
-    if (warp == CW) { /* producer: one thread streams every weight stage of this CTA, in order */
-        if (lane != 0) return;
-        uint64_t pol;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-        long j = 0;
-        for (int k = 0; k < ng; ++k) {
-            const gemm g = gs[k];
-            const int KT = g.K / TBK;
-            piece_iter pi(g, mode, c, C);
-            int tile, kt0, nkt, sp;
-            while (pi.next(tile, kt0, nkt, sp)) {
-                const __nv_bfloat16 *src = g.W + ((size_t)tile * KT + kt0) * (TBM * TBK);
-                for (int s = 0; s < nkt; ++s, ++j) {
-                    const int slot = (int)(j % NS);
-                    const long use = j / NS;
-                    if (use > 0) mbar_wait(bars + 8 * (NS + slot), (uint32_t)((use - 1) & 1));
-                    if (j >= inflight) /* at most `inflight` stages on their way: more only queue longer */
-                        mbar_wait(bars + 8 * (int)((j - inflight) % NS), (uint32_t)(((j - inflight) / NS) & 1));
-                    mbar_expect_tx(bars + 8 * slot, WST);
-                    bulk_g2s(ring + slot * WST, src + (size_t)s * TBM * TBK, WST, bars + 8 * slot, pol);
-                }
-            }
-        }
+    if (warp == CW) { /* producer */
+        if (lane == 0) produce<NS>(gs, ng, mode, c, C, ring, bars, inflight);
         return;
     }
 
     /* consumers */
-    const int tid = threadIdx.x, g8 = lane >> 2, t4 = lane & 3;
+    const int tid = threadIdx.x, t4 = lane & 3;
     long j = 0;
     for (int k = 0; k < ng; ++k) {
         const gemm g = gs[k];
@@ -194,20 +291,7 @@ __global__ void __launch_bounds__((CW + 1) * 32, 1) deep_kernel(const gemm *gs, 
         while (pi.next(tile, kt0, nkt, sp)) {
             if (mode == 5) { /* diagnostic: the stream and the MMAs alone (stale x, no adds, no stores, no waits) */
                 float acc[4] = {0.f, 0.f, 0.f, 0.f};
-                for (int s = 0; s < nkt; ++s, ++j) {
-                    const int slot = (int)(j % NS);
-                    mbar_wait(bars + 8 * slot, (uint32_t)((j / NS) & 1));
-                    const uint32_t wsm = ring + slot * WST;
-#pragma unroll
-                    for (int kk = 0; kk < 4; ++kk) {
-                        uint32_t a[4];
-                        ldmatrix_x4(wsm + swz128(warp * 16 + (lane & 15), kk * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
-                        const uint32_t *xr = reinterpret_cast<const uint32_t *>(xgen) + (size_t)(g8 & 3) * 64 + kk * 8;
-                        mma_bf16(acc, a, xr[t4], xr[t4 + 4]);
-                    }
-                    __syncwarp();
-                    if (lane == 0) mbar_arrive(bars + 8 * (NS + slot));
-                }
+                for (int s = 0; s < nkt; ++s, ++j) consume_stage<NS>(ring, bars, j, xgen, 16, 0, warp, lane, acc);
                 if (acc[0] == 12345.f) g.y[0] = __float2bfloat16_rn(acc[1]); /* keep the MMAs */
                 continue;
             }
@@ -224,33 +308,10 @@ __global__ void __launch_bounds__((CW + 1) * 32, 1) deep_kernel(const gemm *gs, 
                 else spin_until(sw.done + k - 1, tiles_of(gs[k - 1]));
                 waited = true;
             }
-            /* x[M][nkt * 64] of this item, row-major, 16 bytes per thread and pass */
-            const int xw = nkt * TBK * 2 / 16; /* 16-byte words per row */
-            for (int q = tid; q < M * xw; q += CW * 32) {
-                const int r = q / xw, w = q % xw;
-                reinterpret_cast<uint4 *>(xgen)[q] =
-                    __ldcg(reinterpret_cast<const uint4 *>(g.x + (size_t)r * g.ldx + (size_t)kt0 * TBK) + w);
-            }
+            load_x_piece(xgen, g, kt0, nkt, tid);
             consumers_sync();
             float acc[4] = {0.f, 0.f, 0.f, 0.f};
-            for (int s = 0; s < nkt; ++s, ++j) {
-                const int slot = (int)(j % NS);
-                mbar_wait(bars + 8 * slot, (uint32_t)((j / NS) & 1));
-                const uint32_t wsm = ring + slot * WST;
-#pragma unroll
-                for (int kk = 0; kk < 4; ++kk) {
-                    uint32_t a[4], b0 = 0, b1 = 0;
-                    ldmatrix_x4(wsm + swz128(warp * 16 + (lane & 15), kk * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
-                    if (g8 < M) { /* B fragment: token g8, k pairs 2t4 and 2t4 + 8 of this k16 step */
-                        const uint32_t *xr = reinterpret_cast<const uint32_t *>(xgen) + (size_t)g8 * (xw * 4) + (s * TBK + kk * 16) / 2;
-                        b0 = xr[t4];
-                        b1 = xr[t4 + 4];
-                    }
-                    mma_bf16(acc, a, b0, b1);
-                }
-                __syncwarp();
-                if (lane == 0) mbar_arrive(bars + 8 * (NS + slot)); /* this warp is done with the slot */
-            }
+            for (int s = 0; s < nkt; ++s, ++j) consume_stage<NS>(ring, bars, j, xgen, nkt * TBK * 2 / 16, s, warp, lane, acc);
             consumers_sync(); /* x buffer free for the next item */
             bool store = true;
             if (mode == 1 && nkt < g.K / TBK) { /* a part of the tile: add into its sums, count its stages */
@@ -271,44 +332,16 @@ __global__ void __launch_bounds__((CW + 1) * 32, 1) deep_kernel(const gemm *gs, 
                     if (tid == 0) sw.cnt[tile] = 0;
                 }
             } else if (mode == 0 && g.ks > 1) {
-                float *mine = sw.part + ((size_t)sp * T + tile) * T_PART + tid * 4;
-                *reinterpret_cast<float4 *>(mine) = make_float4(acc[0], acc[1], acc[2], acc[3]);
-                __shared__ int last;
-                __threadfence();
-                consumers_sync();
-                if (tid == 0) last = atomicAdd(&sw.cnt[tile], 1) == g.ks - 1;
-                consumers_sync();
-                store = last;
-                if (store) {
-                    __threadfence();
-                    float s4[4] = {0.f, 0.f, 0.f, 0.f};
-                    for (int r = 0; r < g.ks; ++r) { /* in split order, as the backend */
-                        const float4 v = __ldcg(reinterpret_cast<const float4 *>(sw.part + ((size_t)r * T + tile) * T_PART + tid * 4));
-                        s4[0] += v.x, s4[1] += v.y, s4[2] += v.z, s4[3] += v.w;
-                    }
-                    for (int e = 0; e < 4; ++e) acc[e] = s4[e];
-                    if (tid == 0) sw.cnt[tile] = 0;
-                }
+                store = split_sum(sw.part, sw.cnt, g.ks, T, tile, sp, tid, acc, consumer_sync{});
             }
             if (store) {
-                for (int e = 0; e < 4; ++e) { /* C fragment: row g8 (+8 for e >= 2), token 2 t4 + (e & 1) */
-                    const int row = tile * TBM + warp * 16 + g8 + (e >= 2 ? 8 : 0), tok = 2 * t4 + (e & 1);
-                    if (tok < M) g.y[(size_t)tok * g.N + row] = __float2bfloat16_rn(acc[e]);
-                }
+                store_frag(g.y, g.N, tile, warp, lane, acc);
                 __threadfence();
                 consumers_sync();
                 if (tid == 0) atomicAdd(sw.done + k, 1);
             }
         }
-        if (small && k + 1 < ng && mode < 2) { /* every CTA: wait for all of y, scale its share, count in */
-            spin_until(sw.done + k, T);
-            for (int si = c; si < small_items(g); si += C)
-                for (int i = si * 2048 + tid; i < (si + 1) * 2048 && i < M * g.N; i += CW * 32)
-                    g.y[i] = __float2bfloat16_rn(__bfloat162float(g.y[i]) * 1.0f);
-            __threadfence();
-            consumers_sync();
-            if (tid == 0) atomicAdd(sw.small_done + k, 1);
-        }
+        if (small && k + 1 < ng && mode < 2) small_op(g, k, c, C, tid, sw);
     }
 }
 
@@ -337,31 +370,14 @@ __global__ void __launch_bounds__((CW + 2) * 32, 1) async_kernel(const gemm *gs,
     const uint32_t ebf = bars + 16 * NS, ebe = ebf + 16;
     const int C = gridDim.x, c = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < NS; ++s) mbar_init(bars + 8 * s, 1), mbar_init(bars + 8 * (NS + s), CW);
+        ring_init(bars, NS);
         for (int b = 0; b < 2; ++b) mbar_init(ebf + 8 * b, CW), mbar_init(ebe + 8 * b, 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
 
     if (warp == CW + 1) { /* producer, as in deep_kernel */
-        if (lane != 0) return;
-        uint64_t pol;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-        long j = 0;
-        for (int k = 0; k < ng; ++k) {
-            const gemm g = gs[k];
-            piece_iter pi(g, 1, c, C);
-            int tile, kt0, nkt, sp;
-            while (pi.next(tile, kt0, nkt, sp)) {
-                const __nv_bfloat16 *src = g.W + ((size_t)tile * (g.K / TBK) + kt0) * (TBM * TBK);
-                for (int s = 0; s < nkt; ++s, ++j) {
-                    const int slot = (int)(j % NS);
-                    if (j >= NS) mbar_wait(bars + 8 * (NS + slot), (uint32_t)((j / NS - 1) & 1));
-                    mbar_expect_tx(bars + 8 * slot, WST);
-                    bulk_g2s(ring + slot * WST, src + (size_t)s * TBM * TBK, WST, bars + 8 * slot, pol);
-                }
-            }
-        }
+        if (lane == 0) produce<NS>(gs, ng, 1, c, C, ring, bars, NS);
         return;
     }
 
@@ -424,7 +440,7 @@ __global__ void __launch_bounds__((CW + 2) * 32, 1) async_kernel(const gemm *gs,
     }
 
     /* consumers */
-    const int tid = threadIdx.x, g8 = lane >> 2, t4 = lane & 3;
+    const int tid = threadIdx.x;
     long j = 0, pc = 0;
     for (int k = 0; k < ng; ++k) {
         const gemm g = gs[k];
@@ -435,13 +451,7 @@ __global__ void __launch_bounds__((CW + 2) * 32, 1) async_kernel(const gemm *gs,
         { /* x of every piece of this GEMM, piece after piece: [M][nkt * 64] each */
             piece_iter pi(g, 1, c, C);
             int tile, kt0, nkt, sp, off = 0;
-            while (pi.next(tile, kt0, nkt, sp)) {
-                const int xw = nkt * TBK * 2 / 16;
-                for (int q = tid; q < M * xw; q += CW * 32)
-                    reinterpret_cast<uint4 *>(xgen + off)[q] =
-                        __ldcg(reinterpret_cast<const uint4 *>(g.x + (size_t)(q / xw) * g.ldx + (size_t)kt0 * TBK) + q % xw);
-                off += M * xw * 16;
-            }
+            while (pi.next(tile, kt0, nkt, sp)) off += load_x_piece(xgen + off, g, kt0, nkt, tid);
         }
         consumers_sync();
         piece_iter pi(g, 1, c, C);
@@ -449,24 +459,7 @@ __global__ void __launch_bounds__((CW + 2) * 32, 1) async_kernel(const gemm *gs,
         while (pi.next(tile, kt0, nkt, sp)) {
             const int xw = nkt * TBK * 2 / 16;
             float acc[4] = {0.f, 0.f, 0.f, 0.f};
-            for (int s = 0; s < nkt; ++s, ++j) {
-                const int slot = (int)(j % NS);
-                mbar_wait(bars + 8 * slot, (uint32_t)((j / NS) & 1));
-                const uint32_t wsm = ring + slot * WST;
-#pragma unroll
-                for (int kk = 0; kk < 4; ++kk) {
-                    uint32_t a[4], b0 = 0, b1 = 0;
-                    ldmatrix_x4(wsm + swz128(warp * 16 + (lane & 15), kk * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
-                    if (g8 < M) {
-                        const uint32_t *xr = reinterpret_cast<const uint32_t *>(xgen + off) + (size_t)g8 * (xw * 4) + (s * TBK + kk * 16) / 2;
-                        b0 = xr[t4];
-                        b1 = xr[t4 + 4];
-                    }
-                    mma_bf16(acc, a, b0, b1);
-                }
-                __syncwarp();
-                if (lane == 0) mbar_arrive(bars + 8 * (NS + slot));
-            }
+            for (int s = 0; s < nkt; ++s, ++j) consume_stage<NS>(ring, bars, j, xgen + off, xw, s, warp, lane, acc);
             off += M * xw * 16;
             const int b = (int)(pc & 1);
             if (pc >= 2) mbar_wait(ebe + 8 * b, (uint32_t)(((pc >> 1) - 1) & 1));
@@ -475,15 +468,7 @@ __global__ void __launch_bounds__((CW + 2) * 32, 1) async_kernel(const gemm *gs,
             if (lane == 0) mbar_arrive(ebf + 8 * b);
             ++pc;
         }
-        if (small && k + 1 < ng) {
-            spin_until(sw.done + k, tiles_of(g));
-            for (int si = c; si < small_items(g); si += C)
-                for (int i = si * 2048 + tid; i < (si + 1) * 2048 && i < M * g.N; i += CW * 32)
-                    g.y[i] = __float2bfloat16_rn(__bfloat162float(g.y[i]) * 1.0f);
-            __threadfence();
-            consumers_sync();
-            if (tid == 0) atomicAdd(sw.small_done + k, 1);
-        }
+        if (small && k + 1 < ng) small_op(g, k, c, C, tid, sw);
         consumers_sync(); /* x buffer reused by the next GEMM */
     }
 }
@@ -512,30 +497,12 @@ __global__ void __launch_bounds__((CW + 1) * 32, 1) flow_kernel(const gemm *gs, 
     unsigned char *xgen = dsm + (xbuf - smem_u32(dsm));
     const int C = gridDim.x, c = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) {
-        for (int st = 0; st < NS; ++st) mbar_init(bars + 8 * st, 1), mbar_init(bars + 8 * (NS + st), CW);
+        ring_init(bars, NS);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     if (warp == CW) { /* producer, as in deep_kernel (balanced pieces) */
-        if (lane != 0) return;
-        uint64_t pol;
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-        long j = 0;
-        for (int k = 0; k < ng; ++k) {
-            const gemm g = gs[k];
-            piece_iter pi(g, 1, c, C);
-            int tile, kt0, nkt, sp;
-            while (pi.next(tile, kt0, nkt, sp)) {
-                const __nv_bfloat16 *src = g.W + ((size_t)tile * (g.K / TBK) + kt0) * (TBM * TBK);
-                for (int st = 0; st < nkt; ++st, ++j) {
-                    const int slot = (int)(j % NS);
-                    if (j >= NS) mbar_wait(bars + 8 * (NS + slot), (uint32_t)((j / NS - 1) & 1));
-                    if (j >= inflight) mbar_wait(bars + 8 * (int)((j - inflight) % NS), (uint32_t)(((j - inflight) / NS) & 1));
-                    mbar_expect_tx(bars + 8 * slot, WST);
-                    bulk_g2s(ring + slot * WST, src + (size_t)st * TBM * TBK, WST, bars + 8 * slot, pol);
-                }
-            }
-        }
+        if (lane == 0) produce<NS>(gs, ng, 1, c, C, ring, bars, inflight);
         return;
     }
     const int tid = threadIdx.x, g8 = lane >> 2, t4 = lane & 3;
@@ -578,24 +545,7 @@ __global__ void __launch_bounds__((CW + 1) * 32, 1) flow_kernel(const gemm *gs, 
         while (pi.next(tile, kt0, nkt, sp)) {
             const int xw = nkt * TBK * 2 / 16;
             float acc[4] = {0.f, 0.f, 0.f, 0.f};
-            for (int st = 0; st < nkt; ++st, ++j) {
-                const int slot = (int)(j % NS);
-                mbar_wait(bars + 8 * slot, (uint32_t)((j / NS) & 1));
-                const uint32_t wsm = ring + slot * WST;
-#pragma unroll
-                for (int kk = 0; kk < 4; ++kk) {
-                    uint32_t a[4], b0 = 0, b1 = 0;
-                    ldmatrix_x4(wsm + swz128(warp * 16 + (lane & 15), kk * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
-                    if (g8 < M) {
-                        const uint32_t *xr = reinterpret_cast<const uint32_t *>(xgen + off) + (size_t)g8 * (xw * 4) + (st * TBK + kk * 16) / 2;
-                        b0 = xr[t4];
-                        b1 = xr[t4 + 4];
-                    }
-                    mma_bf16(acc, a, b0, b1);
-                }
-                __syncwarp();
-                if (lane == 0) mbar_arrive(bars + 8 * (NS + slot));
-            }
+            for (int st = 0; st < nkt; ++st, ++j) consume_stage<NS>(ring, bars, j, xgen + off, xw, st, warp, lane, acc);
             off += M * xw * 16;
             mine += nkt;
             for (int e = 0; e < 4; ++e) { /* add into the f32 output; nothing waits for these */
@@ -665,28 +615,8 @@ __global__ void __launch_bounds__(CW * 32, 2) chain_kernel(const chain_gemm g) {
         stage_mma(sb + (i % TST) * C_STAGE, sb + (i % TST) * C_STAGE + C_WST, warp, lane, acc);
     }
     cp_async_wait<0>();
-    if (g.ks > 1) {
-        float *mine = g.part + ((size_t)sp * T + tile) * T_PART + tid * 4;
-        *reinterpret_cast<float4 *>(mine) = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
-        __shared__ int last;
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) last = atomicAdd(&g.cnt[tile], 1) == g.ks - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        float s4[4] = {0.f, 0.f, 0.f, 0.f};
-        for (int r = 0; r < g.ks; ++r) {
-            const float4 v = __ldcg(reinterpret_cast<const float4 *>(g.part + ((size_t)r * T + tile) * T_PART + tid * 4));
-            s4[0] += v.x, s4[1] += v.y, s4[2] += v.z, s4[3] += v.w;
-        }
-        for (int e = 0; e < 4; ++e) acc[0][e] = s4[e];
-        if (tid == 0) g.cnt[tile] = 0;
-    }
-    for (int e = 0; e < 4; ++e) {
-        const int row = tile * TBM + warp * 16 + (lane >> 2) + (e >= 2 ? 8 : 0), tok = 2 * (lane & 3) + (e & 1);
-        if (tok < M) g.y[(size_t)tok * g.N + row] = __float2bfloat16_rn(acc[0][e]);
-    }
+    if (g.ks > 1 && !split_sum(g.part, g.cnt, g.ks, T, tile, sp, tid, acc[0], cta_sync{})) return;
+    store_frag(g.y, g.N, tile, warp, lane, acc[0]);
 }
 /* chain_kernel with each 16 KiB weight stage as one cp.async.bulk from the slab layout
  * (completion on a per-stage mbarrier; thread 0 issues), x stages by cp.async as before */
@@ -738,28 +668,8 @@ __global__ void __launch_bounds__(CW * 32, 2) chain_bulk_kernel(const chain_gemm
         stage_mma(sb + (i % TST) * C_STAGE, sb + (i % TST) * C_STAGE + C_WST, warp, lane, acc);
     }
     cp_async_wait<0>();
-    if (g.ks > 1) {
-        float *mine = g.part + ((size_t)sp * T + tile) * T_PART + tid * 4;
-        *reinterpret_cast<float4 *>(mine) = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
-        __shared__ int last;
-        __threadfence();
-        __syncthreads();
-        if (tid == 0) last = atomicAdd(&g.cnt[tile], 1) == g.ks - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        float s4[4] = {0.f, 0.f, 0.f, 0.f};
-        for (int r = 0; r < g.ks; ++r) {
-            const float4 v = __ldcg(reinterpret_cast<const float4 *>(g.part + ((size_t)r * T + tile) * T_PART + tid * 4));
-            s4[0] += v.x, s4[1] += v.y, s4[2] += v.z, s4[3] += v.w;
-        }
-        for (int e = 0; e < 4; ++e) acc[0][e] = s4[e];
-        if (tid == 0) g.cnt[tile] = 0;
-    }
-    for (int e = 0; e < 4; ++e) {
-        const int row = tile * TBM + warp * 16 + (lane >> 2) + (e >= 2 ? 8 : 0), tok = 2 * (lane & 3) + (e & 1);
-        if (tok < M) g.y[(size_t)tok * g.N + row] = __float2bfloat16_rn(acc[0][e]);
-    }
+    if (g.ks > 1 && !split_sum(g.part, g.cnt, g.ks, T, tile, sp, tid, acc[0], cta_sync{})) return;
+    store_frag(g.y, g.N, tile, warp, lane, acc[0]);
 }
 __global__ void __launch_bounds__(CW * 32) chain_small(__nv_bfloat16 *y, int n) {
     pdl_trigger();
@@ -1028,17 +938,7 @@ int main() {
     CK(cudaFuncSetAttribute(chain_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C_SMEM + 1024 + TST * 8));
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    std::vector<float> tcp;
-    const size_t cb = (size_t)1 << 30;
-    char *cbuf = nullptr;
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    CK(cudaMalloc(&cbuf, 2 * cb));
-    for (int r = 0; r < 8; r++)
-        tcp.push_back(time_runs(s, e0, e1, 1, [&] { CK(cudaMemcpyAsync(cbuf + cb, cbuf, cb, cudaMemcpyDeviceToDevice, s)); }));
-    CK(cudaFree(cbuf));
-    const double copy_gbps = 2.0 * cb / (median(tcp) * 1e-3) / 1e9;
+    const double copy_gbps = copy_ceiling_gbps(s);
     printf("device: %d SMs; copy %.0f GB/s (read + write)\n", sms, copy_gbps);
     int rc = 0;
     rc |= run_config("MLP", {{19456, 2560}, {2560, 9728}}, sms, copy_gbps, s);

@@ -399,18 +399,7 @@ int main() {
     if (occ_df < occ) occ = occ_df; /* every CTA of both must be resident at once */
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    /* copy ceiling, same run */
-    std::vector<float> tcp;
-    const size_t cb = (size_t)1 << 30;
-    char *cbuf = nullptr;
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    CK(cudaMalloc(&cbuf, 2 * cb));
-    for (int r = 0; r < 8; r++)
-        tcp.push_back(time_runs(s, e0, e1, 1, [&] { CK(cudaMemcpyAsync(cbuf + cb, cbuf, cb, cudaMemcpyDeviceToDevice, s)); }));
-    CK(cudaFree(cbuf));
-    const double copy_gbps = 2.0 * cb / (median(tcp) * 1e-3) / 1e9;
+    const double copy_gbps = copy_ceiling_gbps(s); /* same run */
     printf("device: %d SMs, %d CTAs per SM; copy %.0f GB/s (read + write)\n", sms, occ, copy_gbps);
     int rc = 0;
     rc |= run_config("MLP", {{19456, 2560}, {2560, 9728}}, sms, sms * occ, copy_gbps, s);

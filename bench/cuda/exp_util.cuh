@@ -1,5 +1,6 @@
 /* Shared pieces of the stand-alone kernel experiments (bench/cuda/exp_*.cu): error check,
- * the tile GEMM's 128-byte-row swizzle and one stage of its MMA, a median, a weight fill.
+ * the tile GEMM's 128-byte-row swizzle and one stage of its MMA, a median, the copy ceiling,
+ * a weight fill.
  * Include after cuda/ptx.cuh. */
 #ifndef PL_BENCH_EXP_UTIL_CUH
 #define PL_BENCH_EXP_UTIL_CUH
@@ -48,6 +49,23 @@ template <typename F> float time_runs(cudaStream_t s, cudaEvent_t e0, cudaEvent_
 float median(std::vector<float> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
+}
+
+/* The copy ceiling, same run: device-to-device copy rate in GB/s (read + write), median of 8
+ * copies of 1 GiB on s. */
+double copy_ceiling_gbps(cudaStream_t s) {
+    std::vector<float> t;
+    const size_t cb = (size_t)1 << 30;
+    char *buf = nullptr;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaMalloc(&buf, 2 * cb));
+    for (int r = 0; r < 8; r++) t.push_back(time_runs(s, e0, e1, 1, [&] { CK(cudaMemcpyAsync(buf + cb, buf, cb, cudaMemcpyDeviceToDevice, s)); }));
+    CK(cudaFree(buf));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return 2.0 * cb / (median(t) * 1e-3) / 1e9;
 }
 
 /* bf16 pairs with hashed sign and mantissa bits, |v| in [2^-7, 2^-6): varied, finite */
