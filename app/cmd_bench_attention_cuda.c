@@ -260,7 +260,8 @@ static void usage(FILE *f) {
             "  --only LIST            kinds to run: decode,prefill,chunk (default all)\n"
             "  --quick                fewer shapes (one of each kind)\n"
             "  --no-check             skip the max_abs_err check against the generic kernel\n"
-            "  --split-sweep          also time fixed split counts for small decode batches (default off)\n"
+            "  --split-sweep          also time fixed split counts (and 4-warp CTAs at 2-8 splits) for small\n"
+            "                         decode batches (default off)\n"
             "  --help                 this text\n");
 }
 
@@ -327,7 +328,7 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
     static const int pre[] = {1024, 2048, 4096, 8192, 16384};
     static const int chunk_q[] = {128, 512};
     static const int chunk_ctx[] = {1024, 4096, 8192};
-    bench_row rows[160];
+    bench_row rows[192];
     const size_t ws_bytes = (size_t)256 << 20;
     void *ws = NULL;
     if (!cuda_ok(cudaMalloc(&ws, ws_bytes), "workspace")) return 1;
@@ -371,8 +372,8 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                 failed = 1;
                 continue;
             }
-            pl_cuda_attn_options vars[16];
-            char names[16][32];
+            pl_cuda_attn_options vars[24];
+            char names[24][32];
             int nv = 0;
             memset(vars, 0, sizeof vars);
             const char *lay = layout == 0 ? "paged" : "contiguous";
@@ -400,6 +401,14 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                             vars[nv].workspace_bytes = ws_bytes;
                             vars[nv].num_splits = sw[k];
                             snprintf(names[nv++], 32, "decode-mma-ws-s%d", sw[k]);
+                        }
+                        for (int k = 0; k < 3; ++k) { /* 4-warp CTAs at 2, 4, 8 splits */
+                            vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
+                            vars[nv].workspace = ws;
+                            vars[nv].workspace_bytes = ws_bytes;
+                            vars[nv].num_splits = 2 << k;
+                            vars[nv].mma_warps = 4;
+                            snprintf(names[nv++], 32, "decode-mma-w4-ws-s%d", 2 << k);
                         }
                     }
                 }
