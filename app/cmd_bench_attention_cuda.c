@@ -256,13 +256,16 @@ static void usage(FILE *f) {
             "  --iters N              timed graph replays per row (default 100)\n"
             "  --warmup N             untimed replays first (default 10)\n"
             "  --page-size N          paged variant page size (default 128)\n"
-            "  --rotate-mib N         rotate input sets until their K/V reach N MiB (default 256; L2 is 50 MB)\n"
+            "  --rotate-mib N         rotate input sets until their K/V reach N MiB (default 256; the H200's L2 is 60 MB)\n"
             "  --only LIST            kinds to run: decode,prefill,chunk (default all)\n"
             "  --quick                fewer shapes (one of each kind)\n"
             "  --no-check             skip the max_abs_err check against the generic kernel\n"
             "  --split-sweep          also time fixed split counts (and 4-warp CTAs at 2-8 splits) for small\n"
             "                         decode batches (default off)\n"
-            "  --help                 this text\n");
+            "  --help                 this text\n"
+            "decode variants: decode-mma (AUTO), decode-mma-cpasync / decode-mma-tma (K/V copies forced),\n"
+            "decode-mma-ws (caller workspace), decode-mma-wN-ws (the CTA width AUTO did not pick), vector;\n"
+            "each paged (page 128, shuffled ids) and on one contiguous page per sequence\n");
 }
 
 int pl_cmd_bench_attention_cuda(int argc, char **argv) {
@@ -380,6 +383,11 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
             if (jb->L <= 8) {
                 vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
                 snprintf(names[nv++], 32, "decode-mma");
+                for (int c = 1; c <= 2 && ps % 16 == 0; ++c) { /* K/V copies forced: cp.async, TMA boxes */
+                    vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
+                    vars[nv].decode_copy = c;
+                    snprintf(names[nv++], 32, "decode-mma-%s", c == 1 ? "cpasync" : "tma");
+                }
                 if (layout == 0) {
                     vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA;
                     vars[nv].workspace = ws;

@@ -158,6 +158,24 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
             o.mma_warps = rint_(0, 1) ? 4 : 8; /* both CTA widths (AUTO picks 8 warps for few units) */
             snprintf(lab, sizeof lab, "%s/decode-mma %d warps, splits %d", label, o.mma_warps, o.num_splits);
             run_and_compare(p, &d, ref, &o, lab);
+            /* both K/V copy kinds (AUTO picks by CTA width and range); TMA boxes need
+             * page_size % 16 == 0 and are refused by name otherwise */
+            o.decode_copy = 1;
+            snprintf(lab, sizeof lab, "%s/decode-mma cp.async %d warps, splits %d", label, o.mma_warps, o.num_splits);
+            run_and_compare(p, &d, ref, &o, lab);
+            o.decode_copy = 2;
+            if (p->a.page_size % 16 == 0) {
+                snprintf(lab, sizeof lab, "%s/decode-mma tma %d warps, splits %d", label, o.mma_warps, o.num_splits);
+                run_and_compare(p, &d, ref, &o, lab);
+            } else {
+                pl_paged_attention_args a = dev_args(p, &d);
+                char e2[256] = "";
+                const int rc = pl_paged_attention_cuda_ex(&a, &o, NULL, e2, sizeof e2);
+                CHECK_MSG(rc == PL_ERR_UNSUPPORTED && strstr(e2, "decode_copy") != NULL,
+                          "%s: forced TMA at page_size %d: status %d (%s), want PL_ERR_UNSUPPORTED naming decode_copy", label,
+                          p->a.page_size, rc, e2);
+            }
+            o.decode_copy = 0;
             o.mma_warps = 0;
             o.kernel = PL_CUDA_ATTN_MMA;
             o.num_splits = 0;

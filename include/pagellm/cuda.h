@@ -37,6 +37,9 @@ typedef struct pl_cuda_attn_options {
     int no_pdl;                 /* 1: launch without programmatic dependent launch (by default the
                                    kernels may launch while the previous kernel on the stream ends,
                                    and wait for it before reading anything) */
+    int decode_copy;            /* DECODE_MMA K/V copies: 0 = TMA tensor copies where they apply
+                                   (page_size % 16 == 0), else cp.async; 1 = cp.async; 2 = TMA
+                                   (PL_ERR_UNSUPPORTED where it does not apply) */
 } pl_cuda_attn_options;
 
 /* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options

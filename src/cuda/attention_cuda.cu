@@ -101,6 +101,9 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "kernel: the MMA kernels need bf16 and head_dim 128 (got %s, head_dim %d)",
                        a->dtype == PL_BF16 ? "bf16" : "f32", a->head_dim);
 
+    if (kern == PL_CUDA_ATTN_DECODE_MMA && o.decode_copy == 2 && a->page_size % 16 != 0)
+        return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "decode_copy: TMA copies need page_size %% 16 == 0, got %d", a->page_size);
+
     pl_attn_params p;
     memset(&p, 0, sizeof p);
     p.q = a->query;
@@ -177,6 +180,10 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         if (splits < 1) splits = 1;
         p.splits = (int)splits;
         p.chunk = (int)chunk;
+        /* DECODE_MMA K/V copies: TMA boxes stream faster over long ranges (measured 16x32768
+         * 0-1.8%, 64x8192 0.5%), but an 8-warp CTA on a short range finished later with them
+         * (1x8192 6%, 8x4096 3.5%): cp.async there */
+        p.decode_copy = o.decode_copy == 1 || o.decode_copy == 2 ? o.decode_copy : p.wide_ctas && p.chunk < 4096 ? 1 : 0;
     }
     *kern_out = kern;
     *pp = p;

@@ -22,6 +22,7 @@ typedef struct pl_attn_params {
     float scale_log2;  /* scale * log2(e) */
     int pdl;           /* launch with programmatic dependent launch (the kernels wait first) */
     int wide_ctas;     /* DECODE_MMA: 8 warps per CTA (one CTA per SM) instead of 4 */
+    int decode_copy;   /* DECODE_MMA: 0 TMA where it applies, 1 cp.async, 2 TMA or fail */
 } pl_attn_params;
 
 #ifdef __cplusplus

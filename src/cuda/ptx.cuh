@@ -1,5 +1,5 @@
 /* PTX wrappers shared by the CUDA kernels: cp.async staging, ldmatrix, bf16 m16n8k16 MMA,
- * Hopper wgmma (sm_90a), bf16 packing, exp2, programmatic dependent launch. */
+ * Hopper wgmma (sm_90a), bf16 packing, exp2, mbarriers and TMA tensor copies, programmatic dependent launch. */
 #ifndef PL_CUDA_PTX_CUH
 #define PL_CUDA_PTX_CUH
 
@@ -109,6 +109,30 @@ template <> __device__ __forceinline__ void wgmma_bf16<64>(float (&c)[8][4], uin
                  : "l"(da), "l"(db));
 }
 #endif
+
+/* ---- mbarrier + TMA tensor copies (sm_90) ---- */
+__device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+/* the barriers' init visible to the async proxy (the TMA unit) before any copy names them */
+__device__ __forceinline__ void mbar_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, unsigned phase) {
+    asm volatile("{\n.reg .pred P;\nWAIT_%=:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
+                 "@!P bra WAIT_%=;\n}\n" ::"r"(bar), "r"(phase) : "memory");
+}
+/* box (c0, c1) of a 2D tensor map into shared memory, counted on bar, with an L2 policy */
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const void *tmap, int c0, int c1, uint32_t bar, uint64_t policy) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+                 : "memory");
+}
 
 /* Programmatic dependent launch (sm_90). trigger: a kernel launched after this one with
  * the PDL attribute may start now. wait: block until the grids this one depends on have
