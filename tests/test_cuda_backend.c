@@ -173,16 +173,18 @@ static void test_matmul(pair *p) {
                                     {6144, 2560, 64}, {2560, 4096, 40}, {1000, 264, 50}, {40000, 128, 3},
                                     {19456, 2560, 4}, {2560, 9728, 16}};
     const size_t ns = sizeof shapes / sizeof shapes[0];
-    for (size_t s = 0; s < 5 * ns; s++) {
+    for (size_t s = 0; s < 7 * ns; s++) {
         const size_t si = s % ns;
         /* passes: default kernels (tile kernel from 2 rows), cuBLAS only, CUDA-core kernel,
          * untiled tensor-core kernel, and the tile kernel up to 64 rows cut into the most K
          * splits (4 CTAs per SM, one 64-k step each: up to 64 partials per tile up to 16
-         * tokens, 8 in a cluster past that) */
-        static const int modes[5] = {1, 0, 2, 3, 4};
-        const int gemv = modes[s / ns];
+         * tokens, 8 in a cluster past that); then the tile kernel up to 64 rows with its
+         * stages copied by cp.async (default splits) and by TMA boxes (the most splits) */
+        static const int modes[7] = {1, 0, 2, 3, 4, 4, 4};
+        const int pass = (int)(s / ns), gemv = modes[pass], most = pass == 4 || pass == 6;
         pl_cuda_backend_use_gemv(p->g, gemv);
-        pl_cuda_backend_tune_tile(p->g, s / ns == 4 ? 4 : 0, s / ns == 4 ? 64 : 0, s / ns == 4 ? 1 : 0);
+        pl_cuda_backend_tune_tile(p->g, most ? 4 : 0, most ? 64 : 0, most ? 1 : 0);
+        pl_cuda_backend_tile_copy(p->g, pass == 5 ? 1 : pass == 6 ? 2 : 0);
         int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
         float *w = rand_act(PL_F32, (size_t)N * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);
         int parts = N >= 3 ? 3 : 1;
@@ -212,7 +214,7 @@ static void test_matmul(pair *p) {
             down(p, gout, dout, (size_t)M * N * esz(od));
             from_act(od, cout, (size_t)M * N, cf);
             from_act(od, gout, (size_t)M * N, gf);
-            snprintf(what, sizeof what, "matmul [%d,%d]x[%d,%d]^T f32out=%d gemv=%d", M, K, N, K, f32, gemv);
+            snprintf(what, sizeof what, "matmul [%d,%d]x[%d,%d]^T f32out=%d gemv=%d pass %d", M, K, N, K, f32, gemv, pass);
             cmp(what, gf, cf, (size_t)M * N, od == PL_BF16 ? 1e-2 : 1e-4, 1e-3);
         }
         /* f32 logits straight into host memory */
@@ -229,6 +231,7 @@ static void test_matmul(pair *p) {
     }
     pl_cuda_backend_use_gemv(p->g, 1);
     pl_cuda_backend_tune_tile(p->g, 0, 0, 0);
+    pl_cuda_backend_tile_copy(p->g, 0);
 }
 
 static void test_elementwise(pair *p) {

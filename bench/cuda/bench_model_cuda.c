@@ -11,7 +11,7 @@
  *       -lcjson -lpcre2-8 -lutf8proc -lstdc++ -lm -ldl -lpthread -lrt -o bench_model_cuda
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
- *                         [--attn-split-sweep] [--ablate] [--gemv-mode N]
+ *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  * --gemv-mode: the skinny-GEMM mode of the serving step (pl_cuda_backend_use_gemv; 4: the
  * tile kernel up to 64 rows), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -85,13 +85,14 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "--tile-sweep")) tile_sweep = 1;
         else if (!strcmp(argv[i], "--attn-split-sweep")) attn_sweep = 1;
         else if (!strcmp(argv[i], "--ablate")) ablate = 1;
+        else if (!strcmp(argv[i], "--tile-copy-ab")) copy_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -166,7 +167,8 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (6 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0)) * (steps + 3) + 1; /* every mode's and config's steps */
+        const int nsteps = (6 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0)) * (steps + 3) +
+                           1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
         pl_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
@@ -225,6 +227,19 @@ int main(int argc, char **argv) {
                        med * 1e3);
         }
         pl_cuda_backend_attn_splits(m->bctx, 0);
+        /* --tile-copy-ab: the tile GEMM's stages by cp.async or TMA boxes, in the default step
+         * and with the tile kernel up to 64 rows, three interleaved rounds */
+        for (int round = 0; round < 3 && copy_ab && !rc; round++)
+            for (int cfg = 0; cfg < 4 && !rc; cfg++) {
+                pl_cuda_backend_use_gemv(m->bctx, cfg < 2 ? 1 : 4);
+                pl_cuda_backend_tile_copy(m->bctx, cfg % 2 ? 2 : 1);
+                const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err);
+                if (!rc)
+                    printf("tile copy: batch %d, round %d, %s, %s: step %.3f ms\n", B, round, cfg < 2 ? "default kernels" : "tile kernel to 64 rows",
+                           cfg % 2 ? "TMA" : "cp.async", med * 1e3);
+            }
+        pl_cuda_backend_use_gemv(m->bctx, 1);
+        pl_cuda_backend_tile_copy(m->bctx, 0);
         /* --ablate: the serving step with kinds of op launching nothing (wrong results): what
          * each costs inside the step, launch chain and overlap included. Contexts grow by the
          * steps of each setting, so later settings read a little more K/V. */

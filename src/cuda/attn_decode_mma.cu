@@ -12,8 +12,6 @@
  * swizzle) that one lane issues and an mbarrier counts. Measured on the H200: TMA 0.5-1.8%
  * faster on long ranges (16x32768, 64x8192), 3-6% slower for 8-warp CTAs on short ranges
  * (1x8192, 8x4096), so the plan picks cp.async there. */
-#include <cuda.h> /* CUtensorMap (the encoder is reached through the runtime: no -lcuda) */
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -21,6 +19,7 @@
 
 #include "cuda/attn_cuda.h"
 #include "cuda/ptx.cuh"
+#include "cuda/tma_cuda.h"
 
 namespace {
 
@@ -60,8 +59,8 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     unsigned char *smem = TMA ? smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u) : smem_raw;
     pdl_trigger(); /* the output projection after us may start loading its weights */
     if (TMA && threadIdx.x == 0) { /* the descriptors do not depend on the kernel before us */
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"(&tk) : "memory");
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"(&tv) : "memory");
+        tmap_prefetch(&tk);
+        tmap_prefetch(&tv);
     }
     pdl_wait();
     const int split = blockIdx.x % p.splits;
@@ -321,27 +320,10 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
 }
 
 /* The 2D view of a page pool the TMA boxes index: rows of head_dim (256 bytes), row
- * (page * num_kv_heads + kv_head) * page_size + slot; boxes of 16 rows x 64 elements in the
- * 128-byte swizzle. false when the driver has no encoder or refuses the shape. */
+ * (page * num_kv_heads + kv_head) * page_size + slot; boxes of 16 rows x 64 elements. */
 bool encode_pool_map(CUtensorMap *m, const void *pool, const pl_attn_params *p) {
-    /* looked up once: a constant of the process after that */
-    static PFN_cuTensorMapEncodeTiled_v12000 const encode = [] {
-        void *fn = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-            q != cudaDriverEntryPointSuccess)
-            fn = nullptr;
-        cudaGetLastError();
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-    }();
     const unsigned long long rows = (unsigned long long)p->num_pages * p->num_kv_heads * p->page_size;
-    if (!encode || rows > 0x7fffffffull) return false;
-    const cuuint64_t dims[2] = {(cuuint64_t)kD, (cuuint64_t)rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)kRowB};
-    const cuuint32_t box[2] = {64, (cuuint32_t)kTK}, es[2] = {1, 1};
-    return encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(pool), dims, strides, box, es,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    return pl_cuda_tmap_2d_bf16(m, pool, kD, rows, kRowB, 64, kTK) != 0;
 }
 
 template <int NW, bool TMA>

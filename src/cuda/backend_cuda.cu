@@ -1060,7 +1060,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     if (b->gmode != G_NONE && host_out) return set_err(b, PL_ERR_INTERNAL, "matmul into host memory inside a graphed step");
     SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode,
         (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
-        (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles);
+        (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
+        (unsigned long long)b->gemv_ws.tile_copy);
     if (REPLAYING(b)) return PL_OK;
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
@@ -1683,6 +1684,10 @@ void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_spli
     b->gemv_ws.tile_ctas_per_sm = ctas_per_sm > 0 ? ctas_per_sm : 0;
     b->gemv_ws.tile_max_splits = max_splits > 0 ? max_splits : 0;
     b->gemv_ws.tile_min_ktiles = min_ktiles > 0 ? min_ktiles : 0;
+}
+
+void pl_cuda_backend_tile_copy(pl_cuda_backend *b, int mode) {
+    if (b) b->gemv_ws.tile_copy = mode >= 0 && mode <= 2 ? mode : 0;
 }
 
 void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on) {

@@ -68,6 +68,9 @@ void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM, at most 16 splits, at least 4 k tiles of 64 per split). */
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
+/* Test and benchmark hook: the tile GEMM's stage copies, 0 default (TMA boxes past 8 rows),
+ * 1 cp.async, 2 TMA boxes (cp.async where the driver has no tensor-map encoder). */
+void pl_cuda_backend_tile_copy(pl_cuda_backend *b, int mode);
 /* Programmatic dependent launch (a kernel may launch while the one before it finishes; skinny
  * GEMMs start loading weights): on = 1 (default) every kernel of a step, 2 the skinny GEMMs
  * only, 0 none but the K/V append (pl_kv_append_cuda always is). A benchmark hook. */

@@ -111,6 +111,8 @@ template <> __device__ __forceinline__ void wgmma_bf16<64>(float (&c)[8][4], uin
 #endif
 
 /* ---- mbarrier + TMA tensor copies (sm_90) ---- */
+/* the tensor map (a __grid_constant__ parameter) fetched ahead of its first copy */
+__device__ __forceinline__ void tmap_prefetch(const void *tmap) { asm volatile("prefetch.tensormap [%0];\n" ::"l"(tmap) : "memory"); }
 __device__ __forceinline__ void mbar_init(uint32_t bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
@@ -127,7 +129,13 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, unsigned phase) {
                  "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
                  "@!P bra WAIT_%=;\n}\n" ::"r"(bar), "r"(phase) : "memory");
 }
-/* box (c0, c1) of a 2D tensor map into shared memory, counted on bar, with an L2 policy */
+/* box (c0, c1) of a 2D tensor map into shared memory, counted on bar */
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const void *tmap, int c0, int c1, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+/* the same with an L2 policy */
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void *tmap, int c0, int c1, uint32_t bar, uint64_t policy) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
                  " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
