@@ -38,8 +38,9 @@ typedef struct pl_cuda_attn_options {
                                    kernels may launch while the previous kernel on the stream ends,
                                    and wait for it before reading anything) */
     int decode_copy;            /* DECODE_MMA K/V copies: 0 = TMA tensor copies where they apply
-                                   (page_size % 16 == 0), else cp.async; 1 = cp.async; 2 = TMA
-                                   (PL_ERR_UNSUPPORTED where it does not apply) */
+                                   (page_size % 16 == 0) and measured faster (all but 8-warp CTAs
+                                   on ranges under 4096 keys), else cp.async; 1 = cp.async; 2 =
+                                   TMA (PL_ERR_UNSUPPORTED where it does not apply) */
 } pl_cuda_attn_options;
 
 /* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options
