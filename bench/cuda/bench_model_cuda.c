@@ -12,8 +12,8 @@
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
- * --gemv-mode: the skinny-GEMM mode of the serving step (pl_cuda_backend_use_gemv; 4: the
- * tile kernel up to 64 rows), e.g. to profile it with ncu */
+ * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
+ * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
 #include <cublas_v2.h>
 #include <cuda_profiler_api.h>
@@ -157,10 +157,11 @@ int main(int argc, char **argv) {
                 prop.name, bw, tf, tf_chunk, shape, wbytes);
     printf("decode step = pl_model_forward_sample (greedy on the device, token ids back); logits-step: the same step\n"
            "returning f32 logits of every row to the host (pl_model_forward); then the step without programmatic\n"
-           "dependent launch, with it for the skinny GEMMs only, with the tile kernel up to 64 rows, and with the\n"
+           "dependent launch, with it for the skinny GEMMs only, with the tile kernel only up to 32 rows (cuBLAS\n"
+           "past, the default before the tile kernel's TMA copies), and with the\n"
            "untiled tensor-core kernel at 2-8 rows\n");
     printf("%-8s %8s %12s %10s %12s %10s %10s %16s %14s %14s %12s %14s\n", "batch", "context", "step ms", "tok/s", "roofline ms",
-           "x roofline", "GB/s", "logits-step ms", "no-PDL step ms", "PDL GEMMs ms", "tile-64 ms", "untiled MMA ms");
+           "x roofline", "GB/s", "logits-step ms", "no-PDL step ms", "PDL GEMMs ms", "tile<=32 ms", "untiled MMA ms");
     int rc = 0;
     size_t kv_tok = (size_t)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;
     for (int k = 0; k < nb && !rc && strcmp(only, "prefill"); k++) {
@@ -186,11 +187,11 @@ int main(int argc, char **argv) {
         /* The serving step (greedy tokens sampled on the device, ids back), the same step
          * returning f32 logits of every row to the host, and the serving step without
          * programmatic dependent launch, with it for the skinny GEMMs only, with the tile
-         * kernel up to 64 rows, and with the untiled tensor-core kernel at 2-8 rows. */
+         * kernel only up to 32 rows, and with the untiled tensor-core kernel at 2-8 rows. */
         double st_logits = 0, st_nopdl = 0, st_gemmpdl = 0, st_t64 = 0, st_mma = 0;
         double *mt[6] = {times, times_logits, times_nopdl, times_gemmpdl, times_t64, times_mma};
         for (int mode = 0; mode < 6 && !rc; mode++) {
-            /* 4: the tile kernel up to 64 rows; 5: the untiled tensor-core kernel at 2-8 rows */
+            /* 4: the tile kernel only up to 32 rows; 5: the untiled tensor-core kernel at 2-8 rows */
             pl_cuda_backend_use_gemv(m->bctx, mode == 4 ? 4 : mode == 5 ? 3 : gemv_mode);
             pl_cuda_backend_use_pdl(m->bctx, mode == 2 ? 0 : mode == 3 ? 2 : 1);
             for (int s = -3; s < steps && !rc; s++) {
@@ -205,7 +206,7 @@ int main(int argc, char **argv) {
             }
         }
         pl_cuda_backend_use_pdl(m->bctx, 1);
-        pl_cuda_backend_use_gemv(m->bctx, 1);
+        pl_cuda_backend_use_gemv(m->bctx, gemv_mode);
         /* --tile-sweep: the tile GEMM's K split (CTAs per SM aimed at, most splits, fewest
          * 64-k tiles per split), the serving step's median for each */
         static const int sweep[][3] = {{2, 16, 4}, {1, 16, 4}, {2, 8, 4}, {2, 16, 8}, {1, 8, 8}, {2, 4, 4}, {2, 16, 2}};
@@ -228,17 +229,17 @@ int main(int argc, char **argv) {
         }
         pl_cuda_backend_attn_splits(m->bctx, 0);
         /* --tile-copy-ab: the tile GEMM's stages by cp.async or TMA boxes, in the default step
-         * and with the tile kernel up to 64 rows, three interleaved rounds */
+         * and with the tile kernel only up to 32 rows (cuBLAS past), three interleaved rounds */
         for (int round = 0; round < 3 && copy_ab && !rc; round++)
             for (int cfg = 0; cfg < 4 && !rc; cfg++) {
                 pl_cuda_backend_use_gemv(m->bctx, cfg < 2 ? 1 : 4);
                 pl_cuda_backend_tile_copy(m->bctx, cfg % 2 ? 2 : 1);
                 const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err);
                 if (!rc)
-                    printf("tile copy: batch %d, round %d, %s, %s: step %.3f ms\n", B, round, cfg < 2 ? "default kernels" : "tile kernel to 64 rows",
+                    printf("tile copy: batch %d, round %d, %s, %s: step %.3f ms\n", B, round, cfg < 2 ? "default kernels" : "tile kernel to 32 rows",
                            cfg % 2 ? "TMA" : "cp.async", med * 1e3);
             }
-        pl_cuda_backend_use_gemv(m->bctx, 1);
+        pl_cuda_backend_use_gemv(m->bctx, gemv_mode);
         pl_cuda_backend_tile_copy(m->bctx, 0);
         /* --ablate: the serving step with kinds of op launching nothing (wrong results): what
          * each costs inside the step, launch chain and overlap included. Contexts grow by the
@@ -274,7 +275,7 @@ int main(int argc, char **argv) {
             if (jf)
                 fprintf(jf, "%s{\"batch\": %d, \"context\": %d, \"step_ms\": %.4f, \"tok_s\": %.1f, \"roofline_ms\": %.4f, "
                             "\"step_logits_to_host_ms\": %.4f, \"step_no_pdl_ms\": %.4f, \"step_pdl_gemm_only_ms\": %.4f, "
-                            "\"step_tile64_ms\": %.4f, \"step_untiled_mma_ms\": %.4f}",
+                            "\"step_tile_to32_ms\": %.4f, \"step_untiled_mma_ms\": %.4f}",
                         k ? ", " : "", B, context, st * 1e3, B / st, roof * 1e3, st_logits * 1e3, st_nopdl * 1e3, st_gemmpdl * 1e3,
                         st_t64 * 1e3, st_mma * 1e3);
         }

@@ -1069,13 +1069,13 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         dst = b->scratch;
     }
     /* measured on the H200 (PERF.md): the CUDA-core kernel wins at one row, the staged
-     * tensor-core tile kernel from 2 to 32 rows, cuBLAS beyond (the tile kernel supports 64
-     * but runs 0.8x cuBLAS there) */
+     * tensor-core tile kernel from 2 to 64 rows (past 32 since its TMA copies: 1-4% ahead of
+     * cuBLAS at 48 and 64 rows), cuBLAS beyond */
     int variant = 0;
     if (b->gemv_mode == 2) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_FMA : 0;
     else if (b->gemv_mode == 3) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_MMA : 0;
-    else if (b->gemv_mode == 4) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= PL_CUDA_GEMV_TILE_MAX_M ? PL_CUDA_GEMV_TILE : 0;
-    else if (b->gemv_mode == 1) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= 32 ? PL_CUDA_GEMV_TILE : 0;
+    else if (b->gemv_mode == 4) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= 32 ? PL_CUDA_GEMV_TILE : 0;
+    else if (b->gemv_mode == 1) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= PL_CUDA_GEMV_TILE_MAX_M ? PL_CUDA_GEMV_TILE : 0;
     if (variant && b->act == PL_BF16 && w->dtype == PL_BF16 && pl_cuda_gemv_supported(rows, N, K, w->d, x, dst)) {
         const size_t wsb = pl_cuda_gemv_ws_bytes(variant, N, K, &b->gemv_ws);
         if (wsb > b->gemv_ws.bytes) { /* sized by the first (eager) step of a shape, never inside a graph */

@@ -52,10 +52,10 @@ int pl_cuda_backend_sync(pl_cuda_backend *b, char *err, size_t err_len);
 /* Device bytes allocated through the backend and not yet freed (weights, buffers, pools). */
 size_t pl_cuda_backend_live_bytes(const pl_cuda_backend *b);
 /* Test and benchmark hook for bf16 matmuls of few rows (src/cuda/gemv.cu): mode 1 (default)
- * the CUDA-core kernel for one row and the staged tensor-core tile kernel for 2-32, 2 the
+ * the CUDA-core kernel for one row and the staged tensor-core tile kernel for 2-64, 2 the
  * CUDA-core kernel up to 8 rows, 3 the untiled tensor-core kernel up to 8 rows, 4 the
- * default with the tile kernel up to 64 rows, 0 cuBLAS for every matmul (the modes use
- * cuBLAS past their kernels' rows). */
+ * default with the tile kernel only up to 32 rows (the default before its TMA copies), 0
+ * cuBLAS for every matmul (the modes use cuBLAS past their kernels' rows). */
 void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode);
 /* Benchmark hook, never for serving: ops of the kinds in mask return without launching, so
  * results are wrong but a step timed without them shows what they cost inside the step. The

@@ -4,7 +4,7 @@
  *  - CUDA cores, M <= 8 (the default at 1 row), first below;
  *  - tensor cores without staging, 2 <= M <= 8 (`gemv_mma_kernel`, kept as a reference);
  *  - the staged tensor-core tile kernel (wgmma on sm_90a), M <= 64 (`gemm_tile_kernel`, the
- *    default from 2 to 32 rows).
+ *    default from 2 to 64 rows).
  *
  * CUDA-core kernel: one block owns R output rows for all M tokens; its 4 warps split K
  * (16-byte chunks, U loads of each row in flight per thread) and meet in shared memory. Small
@@ -489,7 +489,7 @@ template <typename OutT>
 cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
                         const pl_cuda_gemv_ws *ws, cudaStream_t s) {
     if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
-    int ks = pl_cuda_gemv_tile_splits(N, K, ws);
+    int ks = pl_cuda_gemv_tile_splits(N, K, M, ws);
     if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws))) return cudaErrorInvalidValue;
     int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
@@ -521,12 +521,15 @@ extern "C" int pl_cuda_gemv_splits(int n, int k, int sms) {
     return ks;
 }
 
-extern "C" int pl_cuda_gemv_tile_splits(int n, int k, const pl_cuda_gemv_ws *ws) {
-    /* about two CTAs per SM in one wave, at least 4 k tiles (256 k) per CTA, at most 16 splits
-     * (a split fixup of more partials costs more than the CTAs gain); ws may tune these */
+extern "C" int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws) {
+    /* about two CTAs per SM in one wave (one past 32 rows: measured 2-5% off the batch-48 and
+     * batch-64 steps, fewer cluster sums of longer splits), at least 4 k tiles (256 k) per CTA,
+     * at most 16 splits (a split fixup of more partials costs more than the CTAs gain); ws may
+     * tune these */
     const int tiles = (n + TBM - 1) / TBM, kt = (k + TBK - 1) / TBK, sms = ws ? ws->sms : 0;
     if (sms <= 0) return 1;
-    const int per_sm = ws->tile_ctas_per_sm > 0 ? (ws->tile_ctas_per_sm < 4 ? ws->tile_ctas_per_sm : 4) : 2; /* counters: < 3 * sms */
+    const int per_sm = ws->tile_ctas_per_sm > 0 ? (ws->tile_ctas_per_sm < 4 ? ws->tile_ctas_per_sm : 4)
+                                                : m > 32 ? 1 : 2; /* counters: < 3 * sms */
     const int max_ks = ws->tile_max_splits > 0 ? ws->tile_max_splits : 16;
     const int min_kt = ws->tile_min_ktiles > 0 ? ws->tile_min_ktiles : 4;
     int ks = per_sm * sms / tiles;
@@ -538,7 +541,8 @@ extern "C" int pl_cuda_gemv_tile_splits(int n, int k, const pl_cuda_gemv_ws *ws)
 extern "C" size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda_gemv_ws *ws) {
     const int sms = ws ? ws->sms : 0;
     if (variant == PL_CUDA_GEMV_TILE) {
-        const int ks = pl_cuda_gemv_tile_splits(n, k, ws), tiles = (n + TBM - 1) / TBM;
+        /* partials only up to 16 rows, whose split count is the largest (m = 0 stands for them) */
+        const int ks = pl_cuda_gemv_tile_splits(n, k, 0, ws), tiles = (n + TBM - 1) / TBM;
         /* counters for tiles that split: fewer than per_sm * sms / 2 */
         return ks > 1 ? cnt_bytes(sms) + (size_t)ks * tiles * T_PART * sizeof(float) : 0;
     }

@@ -13,7 +13,7 @@ extern "C" {
 #define PL_CUDA_GEMV_TILE_MAX_M 64 /* rows of the tile kernel */
 
 /* Kernels: tensor cores without staging (2-8 rows), CUDA-core FMAs (1-8 rows; the default
- * at 1), and the staged tensor-core tile kernel (2-64 rows; the default from 2 to 32). */
+ * at 1), and the staged tensor-core tile kernel (2-64 rows; the default from 2 to 64). */
 enum { PL_CUDA_GEMV_MMA = 1, PL_CUDA_GEMV_FMA = 2, PL_CUDA_GEMV_TILE = 3 };
 
 /* Nonzero when some kernel takes the shape: 1 <= m <= PL_CUDA_GEMV_TILE_MAX_M, k a multiple
@@ -33,7 +33,7 @@ typedef struct pl_cuda_gemv_ws {
     int tile_copy; /* tile kernel's stage copies: 0 default (TMA boxes past 8 rows), 1 cp.async, 2 TMA */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
-int pl_cuda_gemv_tile_splits(int n, int k, const pl_cuda_gemv_ws *ws); /* tile kernel */
+int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws); /* tile kernel, m rows */
 size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda_gemv_ws *ws);
 
 /* The launch; returns the cudaError_t of the launch (0: cudaSuccess). */
