@@ -9,7 +9,7 @@
  * XOR-swizzled for ldmatrix), so warps never wait on each other until the final merge of
  * their (max, sum, out) states. A stage is filled either by 32 cp.async of 16 bytes per lane,
  * or, when page_size % 16 == 0, by four TMA boxes (a tensor map over the page pool, 128-byte
- * swizzle) that one lane issues and an mbarrier counts. Measured on the H200: TMA 0.5-1.8%
+ * swizzle) that one lane issues and an mbarrier counts. Measured on the H200: TMA 0-1.8%
  * faster on long ranges (16x32768, 64x8192), 3-6% slower for 8-warp CTAs on short ranges
  * (1x8192, 8x4096), so the plan picks cp.async there. */
 #include <cuda_runtime.h>
