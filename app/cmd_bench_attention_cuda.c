@@ -37,6 +37,7 @@ typedef struct bench_opts {
     long long rotate_bytes;
     const char *json;
     const char *only; /* comma list of kinds, NULL = all */
+    int ndec, dec[16][2]; /* --decode-shapes: batch x context pairs in place of the built-in ones */
 } bench_opts;
 
 typedef struct bench_row {
@@ -259,6 +260,8 @@ static void usage(FILE *f) {
             "  --rotate-mib N         rotate input sets until their K/V reach N MiB (default 256; the H200's L2 is 60 MB)\n"
             "  --only LIST            kinds to run: decode,prefill,chunk (default all)\n"
             "  --quick                fewer shapes (one of each kind)\n"
+            "  --decode-shapes LIST   decode shapes to run instead of the built-in six, BxS comma list\n"
+            "                         (e.g. 4x576,64x576: batch x context, up to 16)\n"
             "  --no-check             skip the max_abs_err check against the generic kernel\n"
             "  --split-sweep          also time fixed split counts (and 4-warp CTAs at 2-8 splits) for small\n"
             "                         decode batches (default off)\n"
@@ -268,8 +271,29 @@ static void usage(FILE *f) {
             "each paged (page 128, shuffled ids) and on one contiguous page per sequence\n");
 }
 
+/* "4x576,64x576" -> o->dec; 1 (with a message naming the bad item) on error */
+static int parse_shapes(const char *v, bench_opts *o) {
+    o->ndec = 0;
+    for (const char *t = v; *t;) {
+        int b = 0, sl = 0, n = 0;
+        if (sscanf(t, "%d x %d%n", &b, &sl, &n) != 2 || b < 1 || b > 4096 || sl < 1 || sl > (1 << 20) || o->ndec >= 16 ||
+            (t[n] != ',' && t[n] != 0)) {
+            fprintf(stderr, "pagellm: bench-attention --device cuda: --decode-shapes: bad item at '%s' (want BxS, "
+                            "1 <= B <= 4096, 1 <= S <= 1048576, up to 16 items)\n", t);
+            return 1;
+        }
+        o->dec[o->ndec][0] = b, o->dec[o->ndec][1] = sl, o->ndec++;
+        t += n + (t[n] == ',');
+    }
+    if (o->ndec == 0) {
+        fprintf(stderr, "pagellm: bench-attention --device cuda: --decode-shapes: empty list\n");
+        return 1;
+    }
+    return 0;
+}
+
 int pl_cmd_bench_attention_cuda(int argc, char **argv) {
-    bench_opts o = {100, 10, 0, 1, 0, 128, 256LL << 20, NULL, NULL};
+    bench_opts o = {100, 10, 0, 1, 0, 128, 256LL << 20, NULL, NULL, 0, {{0}}};
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const char *v;
@@ -296,6 +320,8 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
             o.rotate_bytes = (long long)mib << 20;
         } else if (pl_cli_is(a, "--only")) {
             if (!(o.only = pl_cli_value(argc, argv, &i, "--only"))) return 2;
+        } else if (pl_cli_is(a, "--decode-shapes")) {
+            if (!(v = pl_cli_value(argc, argv, &i, "--decode-shapes")) || parse_shapes(v, &o)) return 2;
         } else if (strcmp(a, "--quick") == 0) {
             o.quick = 1;
         } else if (strcmp(a, "--split-sweep") == 0) {
@@ -344,7 +370,9 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
     } job;
     job jobs[64];
     int nj = 0;
-    if (want(&o, "decode"))
+    if (want(&o, "decode") && o.ndec > 0)
+        for (int i = 0; i < o.ndec; ++i) jobs[nj++] = (job){"decode", o.dec[i][0], 1, o.dec[i][1], 1};
+    else if (want(&o, "decode"))
         for (int i = 0; i < (o.quick ? 2 : 6); ++i) jobs[nj++] = (job){"decode", dec[o.quick ? i * 3 : i][0], 1, dec[o.quick ? i * 3 : i][1], 1};
     if (want(&o, "prefill"))
         for (int i = 0; i < (o.quick ? 1 : 5); ++i) {

@@ -123,13 +123,16 @@ static void synthetic_pair(const char *shape, int threads, int prefill, int deco
  * eagerly on twin caches: identical kernels, so identical tokens (greedy and a seeded
  * sampler), an empty slot, a slot that goes idle, page-size-4 pools that grow (new storage
  * pointers: the graph no longer matches and the step is redone eagerly), and a batch that
- * changes size. The graph counters must show captures and replays. */
-static void graphs_vs_eager(const char *shape, pl_dtype dt) {
+ * changes size. The graph counters must show captures and replays. segments: how many graphs a
+ * step is captured in (a growth past the first cut leaves the step's first segments launched
+ * before its eager redo). */
+static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
     pl_model_options og = {dt, PL_DEVICE_CUDA, 2, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 7, &og, &m, err, sizeof err), err);
     if (!m) return;
     pl_cuda_backend *be = (pl_cuda_backend *)m->bctx;
+    pl_cuda_backend_graph_segments(be, segments, 1);
     const pl_model_config *c = pl_model_get_config(m);
     enum { S = 4, STEPS = 40 };
     pl_kv_pools pools[2];
@@ -182,8 +185,8 @@ static void graphs_vs_eager(const char *shape, pl_dtype dt) {
     }
     pl_cuda_backend_use_graphs(be, 1);
     pl_cuda_backend_graph_stats(be, &cap1, &rep1, &ret1);
-    printf("graphs %s %s: %ld captures, %ld replays, %ld redone eagerly; %d token mismatches\n", shape,
-           dt == PL_F32 ? "f32" : "bf16", cap1 - cap0, rep1 - rep0, ret1 - ret0, mism);
+    printf("graphs %s %s, %d segments: %ld captures, %ld replays, %ld redone eagerly; %d token mismatches\n", shape,
+           dt == PL_F32 ? "f32" : "bf16", segments, cap1 - cap0, rep1 - rep0, ret1 - ret0, mism);
     CHECK_MSG(mism == 0, "graphed decode differs from eager decode in %d tokens", mism);
     CHECK(cap1 - cap0 >= 2 && rep1 - rep0 >= 20 && ret1 - ret0 >= 1);
     for (int s = 0; s < S; s++)
@@ -208,10 +211,15 @@ int main(void) {
     gt_check_all(root, PL_DEVICE_CUDA, "--device cuda", 2e-2);
     synthetic_pair("tiny", 2, 24, 3, 0.8);
     synthetic_pair("tiny-untied", 2, 24, 3, 0.8);
-    graphs_vs_eager("tiny", PL_BF16);
-    graphs_vs_eager("tiny-untied", PL_F32);
+    graphs_vs_eager("tiny", PL_BF16, 1);
+    graphs_vs_eager("tiny-untied", PL_F32, 0);
+    graphs_vs_eager("serve", PL_BF16, 4); /* 4 layers: segments of 1 and 3 */
+    graphs_vs_eager("serve", PL_F32, 2);
     const char *big = getenv("PL_CUDA_TEST_BIG");
-    if (big && atoi(big) > 0) synthetic_pair("qwen3-0.6b", 0, 48, 20, 0.95);
+    if (big && atoi(big) > 0) {
+        synthetic_pair("qwen3-0.6b", 0, 48, 20, 0.95);
+        graphs_vs_eager("qwen3-0.6b", PL_BF16, 4); /* 28 layers: segments of 1, 4, 16 and 7 */
+    }
     TEST_END();
 }
 #endif

@@ -12,6 +12,7 @@
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
+ *                         [--graph-segments-ab]
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -81,11 +82,50 @@ static double serving_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp,
     return *rc ? 0 : pl_median(t, steps);
 }
 
+/* One backend matmul timed with events on the backend's stream: median seconds of 10 after 2 */
+static double time_matmul(pl_model *m, cudaStream_t st, cudaEvent_t e0, cudaEvent_t e1, const void *x, int M, const void *w,
+                          void *y, int f32) {
+    char err[256];
+    double t[10];
+    for (int i = -2; i < 10; i++) {
+        cudaEventRecord(e0, st);
+        m->ops->matmul(m->bctx, x, M, w, y, f32, err, sizeof err);
+        cudaEventRecord(e1, st);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (i >= 0) t[i] = ms / 1e3;
+    }
+    return pl_median(t, 10);
+}
+
+/* Where a decode step's wall time goes: the replay's host walk until its first graph launch
+ * (the device idle), that launch call, the graphs on the device (events from before the first
+ * launch to after the last), the rest (sampling after the graph, the token copy back). */
+static void step_breakdown(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *lens, int *pos, const int32_t *toks,
+                           int steps, int32_t *sampled, double *t, int *rc, char *err, size_t err_len, const char *label) {
+    long gc, gr, gx, gr2;
+    double l0s = 0, l1s = 0;
+    pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);
+    const double w0 = pl_cuda_backend_replay_host_seconds(m->bctx, &l0s), g0 = pl_cuda_backend_graph_device_seconds(m->bctx);
+    pl_cuda_backend_time_graphs(m->bctx, 1);
+    const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, t, rc, err, err_len);
+    pl_cuda_backend_time_graphs(m->bctx, 0);
+    pl_cuda_backend_graph_stats(m->bctx, &gc, &gr2, &gx);
+    const double w1 = pl_cuda_backend_replay_host_seconds(m->bctx, &l1s), g1 = pl_cuda_backend_graph_device_seconds(m->bctx);
+    const double n = gr2 > gr ? (double)(gr2 - gr) : 1.0;
+    if (!*rc)
+        printf("batch %d%s: step %.3f ms (median) = host walk %.1f us + first graph launch call %.1f us + graphs on the device "
+               "%.3f ms + the rest %.1f us (means over %ld replays)\n",
+               B, label, med * 1e3, (w1 - w0) / n * 1e6, (l1s - l0s) / n * 1e6, (g1 - g0) / n * 1e3,
+               (med - (w1 - w0) / n - (l1s - l0s) / n - (g1 - g0) / n) * 1e6, gr2 - gr);
+}
+
 int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -93,6 +133,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attn-split-sweep")) attn_sweep = 1;
         else if (!strcmp(argv[i], "--ablate")) ablate = 1;
         else if (!strcmp(argv[i], "--tile-copy-ab")) copy_ab = 1;
+        else if (!strcmp(argv[i], "--graph-segments-ab")) segments_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -168,7 +209,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (6 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -261,6 +302,21 @@ int main(int argc, char **argv) {
             long gc, gr, gx;
             pl_cuda_backend_graph_stats(m->bctx, &gc, &gr, &gx);
             fprintf(stderr, "batch %d: CUDA graphs so far: %ld captured, %ld replayed, %ld steps redone eagerly\n", B, gc, gr, gx);
+            step_breakdown(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, "");
+            /* --graph-segments-ab: the step's graph captured in segments (count, layers of the
+             * first), three interleaved rounds */
+            static const int segs[][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {3, 2}};
+            enum { NSEG = (int)(sizeof segs / sizeof segs[0]) };
+            for (int round = 0; round < 3 && segments_ab && !rc; round++)
+                for (int k = 0; k < NSEG && !rc; k++) {
+                    const int cfg = round % 2 ? NSEG - 1 - k : k; /* odd rounds in reverse: contexts grow */
+                    char label[80];
+                    snprintf(label, sizeof label, ", round %d, %d graph segments, the first of %d layers", round, segs[cfg][0],
+                             segs[cfg][1]);
+                    pl_cuda_backend_graph_segments(m->bctx, segs[cfg][0], segs[cfg][1]);
+                    step_breakdown(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, label);
+                }
+            pl_cuda_backend_graph_segments(m->bctx, 0, 0);
             double st = pl_median(times, steps);
             st_logits = pl_median(times_logits, steps);
             st_nopdl = pl_median(times_nopdl, steps);
@@ -341,17 +397,7 @@ int main(int argc, char **argv) {
             pl_cuda_backend_use_gemv(m->bctx, gm);
             double tot = 0, flops = 0, per[4];
             for (int g = 0; g < 4; g++) {
-                double t[10];
-                for (int i = -2; i < 10; i++) {
-                    cudaEventRecord(e0, st);
-                    m->ops->matmul(m->bctx, x, M, ws[g], y, 0, err, sizeof err);
-                    cudaEventRecord(e1, st);
-                    cudaEventSynchronize(e1);
-                    float ms;
-                    cudaEventElapsedTime(&ms, e0, e1);
-                    if (i >= 0) t[i] = ms / 1e3;
-                }
-                per[g] = pl_median(t, 10);
+                per[g] = time_matmul(m, st, e0, e1, x, M, ws[g], y, 0);
                 tot += per[g];
                 flops += 2.0 * M * (double)ns[g] * ks[g];
             }
@@ -366,6 +412,35 @@ int main(int argc, char **argv) {
         }
         pl_cuda_backend_use_gemv(m->bctx, 1);
         if (jf) fprintf(jf, "}");
+        /* The LM head (f32 logits) alone, default kernels and cuBLAS, and the greedy device
+         * sampling of its rows (host round trip included): the step's part outside the layers */
+        const size_t V = (size_t)c->vocab_size;
+        float *lg = m->ops->alloc(m->bctx, sizeof(float) * V * 64);
+        pl_cuda_sample_params *gp = calloc(64, sizeof *gp);
+        int32_t *gt = malloc(sizeof(int32_t) * 64);
+        static const int head_rows[] = {1, 4, 16, 32, 64};
+        for (int ri = 0; ri < 5 && lg && gp && gt && x; ri++) {
+            const int M = head_rows[ri];
+            double th[2] = {0, 0}, tsm[10];
+            for (int gm = 0; gm < 2; gm++) {
+                pl_cuda_backend_use_gemv(m->bctx, gm ? 0 : 1);
+                th[gm] = time_matmul(m, st, e0, e1, x, M, m->lm_head, lg, 1);
+            }
+            pl_cuda_backend_use_gemv(m->bctx, 1);
+            for (int r = 0; r < M; r++) gp[r].temperature = 0.f, gp[r].top_k = 0, gp[r].top_p = 1.f; /* greedy */
+            for (int i = -2; i < 10 && !rc; i++) {
+                const double t1 = pl_now_seconds();
+                if ((rc = pl_cuda_sample((pl_cuda_backend *)m->bctx, lg, V, M, (int)V, gp, gt, err, sizeof err))) break;
+                if (i >= 0) tsm[i] = pl_now_seconds() - t1;
+            }
+            if (rc) break;
+            const double hb = 2.0 * (double)V * c->hidden_size;
+            printf("LM head alone, %d rows: %.1f us (weights at %.0f GB/s), cuBLAS %.1f us; greedy sampling %.1f us (host "
+                   "included)\n",
+                   M, th[0] * 1e6, hb / th[0] / 1e9, th[1] * 1e6, pl_median(tsm, 10) * 1e6);
+        }
+        if (lg) m->ops->free(m->bctx, lg);
+        free(gp), free(gt);
         m->ops->free(m->bctx, x);
         m->ops->free(m->bctx, y);
     }

@@ -17,6 +17,7 @@
 #include <new>
 
 extern "C" {
+#include "base/timing.h"
 #include "model/model_internal.h"
 }
 #include "cuda/backend_cuda.h"
@@ -66,11 +67,18 @@ struct rope_pending {
 };
 
 /* One captured decode step: found by the forward pass's key, valid while every op of a
- * step hashes to the same signature (pointers, sizes, upload offsets). */
+ * step hashes to the same signature (pointers, sizes, upload offsets). It is captured in
+ * segments cut at some of the forward pass's graph_cut calls (layer ends), each launched as
+ * soon as its ops have been walked, so the device starts after the first segment's host
+ * walk instead of the whole step's; seg_sig[i]: the signature at the end of segment i. */
 #define PL_MAX_GRAPHS 64
+#define PL_MAX_SEGS 8
 struct graph_entry {
     uint64_t key = 0, sig = 0;
-    cudaGraphExec_t exec = nullptr;
+    cudaGraphExec_t exec[PL_MAX_SEGS] = {};
+    uint64_t seg_sig[PL_MAX_SEGS] = {};
+    int cut_at[PL_MAX_SEGS] = {}; /* graph_cut call index ending segment i (i < nseg - 1) */
+    int nseg = 0, ncuts = 0;      /* segments captured; graph_cut calls of a step (seen eagerly) */
     int seen = 0;
     unsigned long long last_use = 0;
 };
@@ -111,8 +119,15 @@ struct pl_cuda_backend {
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
     int num_graphs, cur_graph, gmode, graphs_off;
+    int graph_segments, graph_first; /* segments per captured step, layers of the first (pl_cuda_backend_graph_segments) */
+    int cut_calls, seg_next, seg_failed; /* this step: graph_cut calls, segments launched, a cut that failed */
+    double first_launch_t;       /* this step: when the first segment's launch returned (0: not yet) */
     uint64_t sig; /* running hash of every op's launch arguments in the current step */
     long graph_replays, graph_captures, graph_retries;
+    double walk_t0, walk_seconds, launch_seconds; /* host time of replayed steps: graph_begin to launch, the launch call */
+    cudaEvent_t gev[2];  /* benchmark hook: device time of replayed graphs (pl_cuda_backend_time_graphs) */
+    double graph_seconds;
+    int time_graphs, gev_pending;
     unsigned long long graph_clock;
 };
 
@@ -832,9 +847,12 @@ __global__ void __launch_bounds__(SAMP_THREADS) sample_kernel(const float *logit
 }
 
 /* Greedy rows only: pl_argmax (first maximum, NaN skipped) spread over many blocks per row,
- * each folding (value, lower id first) into one 64-bit key with atomicMax; one block per row
- * took 65 us for 4 rows of 151936. -0.0 counts as 0.0, as the comparison does on the host. */
-__global__ void argmax_kernel(const float *logits, size_t ld, int V, unsigned long long *best) {
+ * each folding (value, lower id first) into one 64-bit key, reduced over the block and then
+ * with one atomicMax per block (one per warp queued 8x the atomics on each row's key); one
+ * block per row took 65 us for 4 rows of 151936. -0.0 counts as 0.0, as the comparison does
+ * on the host. Blocks of 256 threads. */
+__global__ void __launch_bounds__(256) argmax_kernel(const float *logits, size_t ld, int V, unsigned long long *best) {
+    __shared__ unsigned long long red[8];
     const float *L = logits + (size_t)blockIdx.y * ld;
     unsigned long long k = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < V; i += gridDim.x * blockDim.x) {
@@ -849,7 +867,12 @@ __global__ void argmax_kernel(const float *logits, size_t ld, int V, unsigned lo
         const unsigned long long c = __shfl_xor_sync(0xffffffffu, k, o);
         k = c > k ? c : k;
     }
-    if ((threadIdx.x & 31) == 0 && k) atomicMax(&best[blockIdx.y], k);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = k;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < 8; w++) k = red[w] > k ? red[w] : k;
+        if (k) atomicMax(&best[blockIdx.y], k);
+    }
 }
 
 __global__ void argmax_finish_kernel(const unsigned long long *best, int rows, int32_t *out) {
@@ -1449,10 +1472,49 @@ void stage_forget(pl_cuda_backend *b) {
 }
 
 void graph_drop(pl_cuda_backend *b, graph_entry *g) {
-    if (g->exec) cudaGraphExecDestroy(g->exec);
-    g->exec = nullptr;
+    (void)b;
+    for (int i = 0; i < g->nseg; i++)
+        if (g->exec[i]) cudaGraphExecDestroy(g->exec[i]);
+    for (int i = 0; i < PL_MAX_SEGS; i++) g->exec[i] = nullptr;
+    g->nseg = 0;
     g->seen = 0;
     g->sig = 0;
+}
+
+/* Launches segment exec (a replay or a fresh capture); the first launch of a step ends the
+ * host time the device waits through, and opens the timing events' interval. */
+cudaError_t seg_launch(pl_cuda_backend *b, cudaGraphExec_t exec, bool last, bool replay) {
+    const bool first = b->first_launch_t == 0;
+    const double t1 = pl_now_seconds();
+    if (first && b->time_graphs && replay) {
+        float ms = 0; /* the previous replay's interval (the stream has been synchronized since) */
+        if (b->gev_pending && cudaEventElapsedTime(&ms, b->gev[0], b->gev[1]) == cudaSuccess) b->graph_seconds += ms * 1e-3;
+        b->gev_pending = 0;
+        cudaEventRecord(b->gev[0], b->stream);
+    }
+    const cudaError_t e = cudaGraphLaunch(exec, b->stream);
+    if (e != cudaSuccess) return e;
+    const double t2 = pl_now_seconds();
+    if (first) {
+        b->first_launch_t = t2;
+        if (replay) b->walk_seconds += t1 - b->walk_t0, b->launch_seconds += t2 - t1;
+    }
+    if (last && b->time_graphs && replay) cudaEventRecord(b->gev[1], b->stream), b->gev_pending = 1;
+    return cudaSuccess;
+}
+
+/* The graph_cut call indices that end segments. The device waits only for the first
+ * segment's walk (its `first` layers); each later segment must be walked and launched while
+ * the ones before it run, so segments grow 4x (1, 4, 16, ... layers), the last taking the
+ * rest with the LM head. */
+void plan_cuts(graph_entry *g, int segments, int first) {
+    int nc = 0, end = 0, len = first < 1 ? 1 : first;
+    if (segments > PL_MAX_SEGS) segments = PL_MAX_SEGS;
+    for (int i = 0; i < segments - 1 && end + len < g->ncuts; i++, len *= 4) {
+        end += len;
+        g->cut_at[nc++] = end - 1;
+    }
+    for (int i = nc; i < PL_MAX_SEGS; i++) g->cut_at[i] = -1;
 }
 
 int op_graph_begin(void *ctx, uint64_t key) {
@@ -1474,17 +1536,74 @@ int op_graph_begin(void *ctx, uint64_t key) {
     for (int i = 0; i < NUM_SLOTS; i++) b->slots[i].head = 0, b->slots[i].last = 0;
     b->sig = 0xcbf29ce484222325ULL;
     b->cur_graph = gi;
-    if (g->exec) {
+    b->cut_calls = b->seg_next = b->seg_failed = 0;
+    b->first_launch_t = 0;
+    b->walk_t0 = pl_now_seconds();
+    if (g->nseg > 0) {
         b->gmode = G_REPLAY;
     } else if (g->seen) {
         if (cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
             cudaGetLastError();
             return PL_ERR_CUDA;
         }
+        plan_cuts(g, b->graph_segments, b->graph_first);
         b->gmode = G_CAPTURE;
     } else {
         g->seen = 1;
+        g->ncuts = 0;
         b->gmode = G_WARMUP;
+    }
+    return PL_OK;
+}
+
+/* A segment boundary when this call is the next planned cut: a capture ends the segment's
+ * capture, launches it and starts the next; a replay launches the segment if the step's
+ * signature so far matches the captured one. A failure leaves the rest of the step to host
+ * work only, and graph_end asks for an eager redo: the segments that did run recompute
+ * nothing the redo does not compute again identically (the same K/V into the same slots,
+ * activations from the embedding on). */
+int op_graph_cut(void *ctx) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (b->gmode == G_NONE) return PL_OK;
+    graph_entry *g = &b->graphs[b->cur_graph];
+    const int call = b->cut_calls++;
+    if (b->gmode == G_WARMUP) {
+        g->ncuts = call + 1;
+        return PL_OK;
+    }
+    if (b->seg_failed || b->seg_next >= PL_MAX_SEGS - 1 || g->cut_at[b->seg_next] != call) return PL_OK;
+    const int frc = flush_pending(b); /* deferred work belongs to this segment */
+    if (frc) return frc;
+    if (b->gmode == G_REPLAY) {
+        if (b->seg_next >= g->nseg - 1 || g->seg_sig[b->seg_next] != b->sig) {
+            b->seg_failed = 1;
+            return PL_OK;
+        }
+        const cudaError_t e = seg_launch(b, g->exec[b->seg_next], false, true);
+        if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "graph launch: %s", cudaGetErrorString(e));
+        b->seg_next++;
+        return PL_OK;
+    }
+    /* G_CAPTURE */
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaError_t e = cudaStreamEndCapture(b->stream, &graph);
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (e == cudaSuccess) e = seg_launch(b, exec, false, false);
+    if (e == cudaSuccess) {
+        g->exec[g->nseg] = exec;
+        g->seg_sig[g->nseg++] = b->sig;
+        b->seg_next++;
+        e = cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeRelaxed);
+    } else if (exec) {
+        cudaGraphExecDestroy(exec);
+    }
+    if (e != cudaSuccess) { /* the rest of the step: host work only, then an eager redo */
+        cudaGetLastError();
+        b->seg_failed = 1;
+        b->gmode = G_REPLAY;
+        b->graphs_off = 1; /* capture itself failed: stop trying */
     }
     return PL_OK;
 }
@@ -1496,19 +1615,22 @@ int op_graph_end(void *ctx, int body_rc) {
     if (body_rc == PL_OK) body_rc = frc;
     graph_entry *g = &b->graphs[b->cur_graph];
     const int mode = b->gmode;
-    b->gmode = G_NONE;
     if (mode == G_WARMUP) {
+        b->gmode = G_NONE;
         g->sig = b->sig;
         return body_rc;
     }
     if (mode == G_CAPTURE) {
         cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
         cudaError_t e = cudaStreamEndCapture(b->stream, &graph);
-        if (e == cudaSuccess && body_rc == PL_OK) e = cudaGraphInstantiate(&g->exec, graph, 0);
+        if (e == cudaSuccess && body_rc == PL_OK) e = cudaGraphInstantiate(&exec, graph, 0);
         if (graph) cudaGraphDestroy(graph);
-        if (e == cudaSuccess && body_rc == PL_OK) e = cudaGraphLaunch(g->exec, b->stream);
-        if (e != cudaSuccess || body_rc != PL_OK) { /* nothing ran: redo eagerly */
+        if (e == cudaSuccess && body_rc == PL_OK) e = seg_launch(b, exec, true, false);
+        b->gmode = G_NONE;
+        if (e != cudaSuccess || body_rc != PL_OK) { /* the last segment did not run: redo eagerly */
             cudaGetLastError();
+            if (exec) cudaGraphExecDestroy(exec);
             graph_drop(b, g);
             g->seen = 1;
             b->graphs_off = e != cudaSuccess; /* capture itself failed: stop trying */
@@ -1516,23 +1638,27 @@ int op_graph_end(void *ctx, int body_rc) {
             stage_forget(b);
             return PL_GRAPH_RETRY;
         }
+        g->exec[g->nseg] = exec;
+        g->seg_sig[g->nseg++] = b->sig;
         g->sig = b->sig;
         b->graph_captures++;
         return PL_OK;
     }
     if (mode == G_REPLAY) {
-        if (body_rc != PL_OK || b->sig != g->sig) {
+        b->gmode = G_NONE;
+        if (body_rc != PL_OK || b->seg_failed || b->seg_next != g->nseg - 1 || b->sig != g->sig) {
             graph_drop(b, g);
             g->seen = 1;
             b->graph_retries++;
             stage_forget(b);
             return PL_GRAPH_RETRY;
         }
-        cudaError_t e = cudaGraphLaunch(g->exec, b->stream);
+        const cudaError_t e = seg_launch(b, g->exec[g->nseg - 1], true, true);
         if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "graph launch: %s", cudaGetErrorString(e));
         b->graph_replays++;
         return PL_OK;
     }
+    b->gmode = G_NONE;
     return body_rc;
 }
 
@@ -1561,6 +1687,7 @@ pl_backend_ops make_ops() {
     o.copy_rows = op_copy_rows;
     o.sample = op_sample;
     o.graph_begin = op_graph_begin;
+    o.graph_cut = op_graph_cut;
     o.graph_end = op_graph_end;
     o.last_error = op_last_error;
     return o;
@@ -1619,6 +1746,8 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
     b->gemv_mode = 1;
     b->gemv_ws.pdl = 1;
     b->pdl_small = 1;
+    b->graph_segments = PL_CUDA_GRAPH_SEGMENTS;
+    b->graph_first = PL_CUDA_GRAPH_FIRST;
     if (cudaDeviceGetAttribute(&b->gemv_ws.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         cudaGetLastError();
         b->gemv_ws.sms = 132;
@@ -1647,6 +1776,7 @@ void pl_cuda_backend_destroy(pl_cuda_backend *b) {
     if (!b) return;
     flush_pending(b);
     if (b->stream) cudaStreamSynchronize(b->stream);
+    pl_cuda_backend_time_graphs(b, 0);
     for (int i = 0; i < b->num_graphs; i++) graph_drop(b, &b->graphs[i]);
     if (b->blas) cublasDestroy(b->blas);
     free(b->pend.meta);
@@ -1698,6 +1828,42 @@ void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on) {
 void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on) {
     if (b) b->graphs_off = !on;
 }
+void pl_cuda_backend_time_graphs(pl_cuda_backend *b, int on) {
+    if (!b || (on != 0) == (b->time_graphs != 0)) return;
+    if (on && (cudaEventCreate(&b->gev[0]) != cudaSuccess || cudaEventCreate(&b->gev[1]) != cudaSuccess)) {
+        cudaGetLastError();
+        return;
+    }
+    if (!on) {
+        float ms = 0;
+        if (b->gev_pending && cudaEventSynchronize(b->gev[1]) == cudaSuccess &&
+            cudaEventElapsedTime(&ms, b->gev[0], b->gev[1]) == cudaSuccess)
+            b->graph_seconds += ms * 1e-3;
+        cudaEventDestroy(b->gev[0]);
+        cudaEventDestroy(b->gev[1]);
+    }
+    b->gev_pending = 0;
+    b->time_graphs = on != 0;
+}
+
+double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b) { return b ? b->graph_seconds : 0; }
+
+void pl_cuda_backend_graph_segments(pl_cuda_backend *b, int segments, int first_layers) {
+    if (!b || b->gmode != G_NONE) return;
+    const int n = segments <= 0 ? PL_CUDA_GRAPH_SEGMENTS : segments > PL_MAX_SEGS ? PL_MAX_SEGS : segments;
+    const int f = first_layers <= 0 ? PL_CUDA_GRAPH_FIRST : first_layers;
+    if (n == b->graph_segments && f == b->graph_first) return;
+    cudaStreamSynchronize(b->stream);
+    for (int i = 0; i < b->num_graphs; i++) graph_drop(b, &b->graphs[i]); /* recaptured with the new cuts */
+    b->graph_segments = n;
+    b->graph_first = f;
+}
+
+double pl_cuda_backend_replay_host_seconds(const pl_cuda_backend *b, double *launch_seconds) {
+    if (launch_seconds) *launch_seconds = b ? b->launch_seconds : 0;
+    return b ? b->walk_seconds : 0;
+}
+
 void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long *replays, long *retries) {
     *captures = b ? b->graph_captures : 0;
     *replays = b ? b->graph_replays : 0;

@@ -80,6 +80,22 @@ void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on);
 void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on);
 /* Graphs captured, replayed, and steps redone eagerly because a graph no longer matched. */
 void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long *replays, long *retries);
+/* Host seconds of the replayed steps so far, from graph_begin to the first segment's launch:
+ * the ops' host work (metadata, signature) while the device waits; *launch_seconds (if not
+ * NULL): in those first cudaGraphLaunch calls. */
+double pl_cuda_backend_replay_host_seconds(const pl_cuda_backend *b, double *launch_seconds);
+/* Benchmark hook: on = 1 brackets each replayed graph with two events; turning it off adds
+ * the last interval. pl_cuda_backend_graph_device_seconds: their device seconds so far. */
+void pl_cuda_backend_time_graphs(pl_cuda_backend *b, int on);
+/* Segments a decode step's graph is captured in (1-8; 0: the default), the first of
+ * first_layers layers (0: the default), each next one 4x longer, the last taking the rest;
+ * each is launched once the forward pass has walked its layers, so the device starts after
+ * the first segment's host work instead of the whole step's. Graphs captured before are
+ * dropped. */
+#define PL_CUDA_GRAPH_SEGMENTS 3
+#define PL_CUDA_GRAPH_FIRST 1
+void pl_cuda_backend_graph_segments(pl_cuda_backend *b, int segments, int first_layers);
+double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b);
 /* Test hook: the n-th device allocation from now (1 = the next) fails as out of memory;
  * 0 disarms. */
 void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth);

@@ -58,6 +58,24 @@ void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on) {
     (void)b;
     (void)on;
 }
+void pl_cuda_backend_graph_segments(pl_cuda_backend *b, int segments, int first_layers) {
+    (void)b;
+    (void)segments;
+    (void)first_layers;
+}
+void pl_cuda_backend_time_graphs(pl_cuda_backend *b, int on) {
+    (void)b;
+    (void)on;
+}
+double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b) {
+    (void)b;
+    return 0;
+}
+double pl_cuda_backend_replay_host_seconds(const pl_cuda_backend *b, double *launch_seconds) {
+    (void)b;
+    if (launch_seconds) *launch_seconds = 0;
+    return 0;
+}
 void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long *replays, long *retries) {
     (void)b;
     *captures = *replays = *retries = 0;

@@ -100,9 +100,12 @@ typedef struct pl_backend_ops {
                   char *err, size_t err_len);
     /* Optional CUDA-graph bracket of a decode step (NULL: none). graph_begin(key) returns PL_OK
      * when the step is bracketed; graph_end(body_rc) must then follow before anything reads
-     * results on the host, and returns PL_OK, an error, or PL_GRAPH_RETRY: nothing of the
-     * step reached the device, undo it and run it again without the bracket. */
+     * results on the host, and returns PL_OK, an error, or PL_GRAPH_RETRY: undo the step and
+     * run it again without the bracket (what of it reached the device, the redo computes again
+     * identically). graph_cut (optional, inside a bracket): a layer ended; the backend may
+     * launch the step's work so far while the forward pass walks the rest. */
     int (*graph_begin)(void *ctx, uint64_t key);
+    int (*graph_cut)(void *ctx);
     int (*graph_end)(void *ctx, int body_rc);
     /* Message of the last failed op that has no err argument (NULL: ops without one never fail). */
     const char *(*last_error)(void *ctx);

@@ -331,6 +331,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
             goto done;
         if (l + 1 < c->num_layers) rc = add_norm(m, m->tmp, m->layers[l + 1].in_norm, rows);
         else rc = o->add(bx, m->h, m->tmp, (size_t)rows * hid);
+        if (!rc && graphed && o->graph_cut) rc = o->graph_cut(bx);
         if (rc) goto done;
     }
     if (b->all_logits) {
