@@ -535,6 +535,94 @@ static void test_kv_attention(pair *p, int hd) {
  * flush coming from paged attention reading q_out and the pages. Checked: q_out and the k
  * columns against the CPU backend, q, v columns and padding unchanged, and the device pool
  * byte for byte against a host pool fed the device's own rows. */
+/* A bf16 decode attention over long contexts and the matmul of its output (a layer's output
+ * projection), against the CPU backend: batches of 1-12 rows (the skinny GEMM kernels' range
+ * and past it), the split heuristic and forced split counts (the backend's split workspace
+ * must fit them), a short sequence among long ones (empty splits), the output poisoned with
+ * NaN before each call. */
+static void test_attention_gemm(pair *p) {
+    const int H = 8, Hkv = 2, hd = 128, ps = 16, K = H * hd, N = 300, MAXB = 12;
+    static const int batches[] = {1, 2, 4, 8, 12};
+    float *w = rand_act(PL_F32, (size_t)N * K, 0.05f);
+    void *cw = make_weight(p, 0, w, N, K, 1, 1), *gw = make_weight(p, 1, w, N, K, 1, 1);
+    for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
+        const int M = batches[bi];
+        pl_kv_pools hp, dp;
+        pl_kv_seq hs[MAXB], ds[MAXB];
+        twin_pools(p, Hkv, ps, hd, M, &hp, &dp, hs, ds, NULL);
+        for (int s = 0; s < M; s++) { /* contexts 40 (the short one) and 213-645 */
+            const int n = s == 1 ? 40 : 213 + (s * 173) % 433;
+            const size_t stride = (size_t)(H + 2 * Hkv) * hd;
+            float *x = rand_act(PL_BF16, (size_t)n * stride, 1.0f);
+            void *xa = to_act(PL_BF16, x, (size_t)n * stride), *dx = dup_dev(p, xa, (size_t)n * stride * 2);
+            pl_kv_chunk hc = {PL_BF16, n, Hkv, hd, (char *)xa + (size_t)H * hd * 2, (char *)xa + (size_t)(H + Hkv) * hd * 2, stride};
+            pl_kv_chunk dc = hc;
+            dc.k = (char *)dx + (size_t)H * hd * 2;
+            dc.v = (char *)dx + (size_t)(H + Hkv) * hd * 2;
+            CHECK_OK(p->co->kv_append(&p->cpu, &hs[s].layers[0], &hc, err, sizeof err), err);
+            CHECK_OK(p->go->kv_append(p->g, &ds[s].layers[0], &dc, err, sizeof err), err);
+            p->go->free(p->g, dx);
+            free(x), free(xa);
+        }
+        const pl_seq_cache *l0[MAXB];
+        for (int s = 0; s < M; s++) l0[s] = &hs[s].layers[0];
+        const int mp = pl_kv_max_pages(l0, M);
+        int32_t *bt = malloc(sizeof(int32_t) * (size_t)M * mp), ctx[MAXB];
+        CHECK_OK(pl_kv_build_batch(l0, M, NULL, mp, bt, ctx, err, sizeof err), err);
+        pl_page_pool_stats st;
+        pl_page_pool_get_stats(hp.layers[0], &st);
+        float *q = rand_act(PL_BF16, (size_t)M * K, 1.0f);
+        void *qa = to_act(PL_BF16, q, (size_t)M * K), *dq = dup_dev(p, qa, (size_t)M * K * 2);
+        void *co = malloc((size_t)M * K * 2), *go = malloc((size_t)M * K * 2), *cy = malloc((size_t)M * N * 2),
+             *gy = malloc((size_t)M * N * 2);
+        void *dout = p->go->alloc(p->g, (size_t)M * K * 2), *dy = p->go->alloc(p->g, (size_t)M * N * 2);
+        float *cf = malloc(sizeof(float) * M * N), *gf = malloc(sizeof(float) * M * N);
+        float *caf = malloc(sizeof(float) * M * K), *gaf = malloc(sizeof(float) * M * K);
+        pl_paged_attention_args aa;
+        memset(&aa, 0, sizeof aa);
+        aa.dtype = PL_BF16, aa.batch = M, aa.num_heads = H, aa.num_kv_heads = Hkv, aa.query_len = 1, aa.head_dim = hd;
+        aa.num_pages = st.num_pages, aa.page_size = ps, aa.max_pages = mp, aa.causal = 1;
+        aa.block_table = bt, aa.context_lens = ctx, aa.schedule = PL_ATTN_AUTO;
+        pl_paged_attention_args ha = aa, ga = aa;
+        ha.query = qa, ha.key_pages = pl_page_pool_keys(hp.layers[0]), ha.value_pages = pl_page_pool_values(hp.layers[0]);
+        ha.out = co;
+        ga.query = dq, ga.key_pages = pl_page_pool_keys(dp.layers[0]), ga.value_pages = pl_page_pool_values(dp.layers[0]);
+        ga.out = dout;
+        CHECK_OK(p->co->paged_attention(&p->cpu, &ha, err, sizeof err), err);
+        CHECK_OK(p->co->matmul(&p->cpu, co, M, cw, cy, 0, err, sizeof err), err);
+        from_act(PL_BF16, cy, (size_t)M * N, cf);
+        from_act(PL_BF16, co, (size_t)M * K, caf);
+        static const int splits[] = {0, 3, 8};
+        for (int si = 0; si < 3; si++) {
+            pl_cuda_backend_attn_splits(p->g, splits[si]);
+            CHECK(cudaMemsetAsync(dout, 0xff, (size_t)M * K * 2, p->st) == cudaSuccess); /* NaN */
+            CHECK_OK(p->go->paged_attention(p->g, &ga, err, sizeof err), err);
+            CHECK_OK(p->go->matmul(p->g, dout, M, gw, dy, 0, err, sizeof err), err);
+            down(p, gy, dy, (size_t)M * N * 2);
+            down(p, go, dout, (size_t)M * K * 2);
+            from_act(PL_BF16, gy, (size_t)M * N, gf);
+            from_act(PL_BF16, go, (size_t)M * K, gaf);
+            char what[96];
+            snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d: attention", M, splits[si]);
+            cmp(what, gaf, caf, (size_t)M * K, 2e-2, 1e-2);
+            snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d: matmul", M, splits[si]);
+            cmp(what, gf, cf, (size_t)M * N, 2e-2, 1e-2);
+        }
+        pl_cuda_backend_attn_splits(p->g, 0);
+        p->go->free(p->g, dout), p->go->free(p->g, dy), p->go->free(p->g, dq);
+        free(q), free(qa), free(co), free(go), free(cy), free(gy), free(cf), free(gf), free(caf), free(gaf), free(bt);
+        for (int s = 0; s < M; s++) {
+            pl_kv_seq_destroy(&hs[s]);
+            pl_kv_seq_destroy(&ds[s]);
+        }
+        pl_kv_pools_destroy(&hp);
+        pl_kv_pools_destroy(&dp);
+    }
+    p->co->weight_free(&p->cpu, cw);
+    p->go->weight_free(p->g, gw);
+    free(w);
+}
+
 static void test_rope_append(pair *p, int hd) {
     pl_dtype dt = p->dt;
     const size_t e = esz(dt);
@@ -812,6 +900,7 @@ int main(void) {
         test_rope_append(&p, 128);
         test_rope_append(&p, 64);
         if (i == 0) {
+            test_attention_gemm(&p);
             test_sampler(&p);
             test_errors(&p);
         }

@@ -1413,9 +1413,9 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     a.context_lens = static_cast<const int32_t *>(d) + nbt;
     pl_cuda_attn_options opt;
     memset(&opt, 0, sizeof opt);
+    opt.num_splits = b->attn_splits; /* before the sizing: forced splits may need more than the heuristic's */
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
-    opt.num_splits = b->attn_splits;
     SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
