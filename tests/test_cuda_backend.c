@@ -427,6 +427,17 @@ static void twin_pools(pair *p, int nkv, int ps, int hd, int n, pl_kv_pools *hp,
     if (dev_pc) *dev_pc = pc;
 }
 
+/* The host and device twins of one paged attention call: aa with the pools' storage and each
+ * side's query and output. */
+static void twin_attention(const pl_paged_attention_args *aa, const pl_kv_pools *hp, const pl_kv_pools *dp, const void *hq,
+                           void *hout, const void *dq, void *dout, pl_paged_attention_args *ha, pl_paged_attention_args *ga) {
+    *ha = *aa, *ga = *aa;
+    ha->query = hq, ha->key_pages = pl_page_pool_keys(hp->layers[0]), ha->value_pages = pl_page_pool_values(hp->layers[0]);
+    ha->out = hout;
+    ga->query = dq, ga->key_pages = pl_page_pool_keys(dp->layers[0]), ga->value_pages = pl_page_pool_values(dp->layers[0]);
+    ga->out = dout;
+}
+
 static void test_kv_attention(pair *p, int hd) {
     pl_dtype dt = p->dt;
     size_t e = esz(dt);
@@ -483,11 +494,8 @@ static void test_kv_attention(pair *p, int hd) {
             aa.dtype = dt, aa.batch = 1, aa.num_heads = H, aa.num_kv_heads = Hkv, aa.query_len = n, aa.head_dim = hd;
             aa.num_pages = a.num_pages, aa.page_size = ps, aa.max_pages = mp, aa.scale = 0, aa.causal = 1;
             aa.block_table = bt + (size_t)s * mp, aa.context_lens = ctx + s, aa.schedule = PL_ATTN_AUTO;
-            pl_paged_attention_args ha = aa, ga = aa;
-            ha.query = qa, ha.key_pages = pl_page_pool_keys(hp.layers[0]), ha.value_pages = pl_page_pool_values(hp.layers[0]);
-            ha.out = co;
-            ga.query = dq, ga.key_pages = pl_page_pool_keys(dp.layers[0]), ga.value_pages = pl_page_pool_values(dp.layers[0]);
-            ga.out = dout;
+            pl_paged_attention_args ha, ga;
+            twin_attention(&aa, &hp, &dp, qa, co, dq, dout, &ha, &ga);
             CHECK_OK(p->co->paged_attention(&p->cpu, &ha, err, sizeof err), err);
             CHECK_OK(p->go->paged_attention(p->g, &ga, err, sizeof err), err);
             down(p, go, dout, (size_t)n * H * hd * e);
@@ -583,11 +591,8 @@ static void test_attention_gemm(pair *p) {
         aa.dtype = PL_BF16, aa.batch = M, aa.num_heads = H, aa.num_kv_heads = Hkv, aa.query_len = 1, aa.head_dim = hd;
         aa.num_pages = st.num_pages, aa.page_size = ps, aa.max_pages = mp, aa.causal = 1;
         aa.block_table = bt, aa.context_lens = ctx, aa.schedule = PL_ATTN_AUTO;
-        pl_paged_attention_args ha = aa, ga = aa;
-        ha.query = qa, ha.key_pages = pl_page_pool_keys(hp.layers[0]), ha.value_pages = pl_page_pool_values(hp.layers[0]);
-        ha.out = co;
-        ga.query = dq, ga.key_pages = pl_page_pool_keys(dp.layers[0]), ga.value_pages = pl_page_pool_values(dp.layers[0]);
-        ga.out = dout;
+        pl_paged_attention_args ha, ga;
+        twin_attention(&aa, &hp, &dp, qa, co, dq, dout, &ha, &ga);
         CHECK_OK(p->co->paged_attention(&p->cpu, &ha, err, sizeof err), err);
         CHECK_OK(p->co->matmul(&p->cpu, co, M, cw, cy, 0, err, sizeof err), err);
         from_act(PL_BF16, cy, (size_t)M * N, cf);
