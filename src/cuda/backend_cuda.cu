@@ -115,6 +115,7 @@ struct pl_cuda_backend {
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
     int attn_splits;         /* context splits of the decode attention (0: its heuristic) */
+    int attn_copy;           /* its K/V copies (pl_cuda_attn_options.decode_copy; 0: AUTO) */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
@@ -1414,9 +1415,10 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     pl_cuda_attn_options opt;
     memset(&opt, 0, sizeof opt);
     opt.num_splits = b->attn_splits; /* before the sizing: forced splits may need more than the heuristic's */
+    opt.decode_copy = b->attn_copy;
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
-    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits);
+    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_copy);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
         return PL_OK;
@@ -1807,6 +1809,9 @@ void pl_cuda_backend_skip_ops(pl_cuda_backend *b, int mask) {
 }
 void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits) {
     if (b) b->attn_splits = splits > 0 ? splits : 0;
+}
+void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode) {
+    if (b) b->attn_copy = mode == 1 || mode == 2 ? mode : 0;
 }
 
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {
