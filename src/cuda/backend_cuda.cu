@@ -122,7 +122,6 @@ struct pl_cuda_backend {
     int num_graphs, cur_graph, gmode, graphs_off;
     int graph_segments, graph_first; /* segments per captured step, layers of the first (pl_cuda_backend_graph_segments) */
     int cut_calls, seg_next, seg_failed; /* this step: graph_cut calls, segments launched, a cut that failed */
-    double first_launch_t;       /* this step: when the first segment's launch returned (0: not yet) */
     uint64_t sig; /* running hash of every op's launch arguments in the current step */
     long graph_replays, graph_captures, graph_retries;
     double walk_t0, walk_seconds, launch_seconds; /* host time of replayed steps: graph_begin to launch, the launch call */
@@ -1483,10 +1482,11 @@ void graph_drop(pl_cuda_backend *b, graph_entry *g) {
     g->sig = 0;
 }
 
-/* Launches segment exec (a replay or a fresh capture); the first launch of a step ends the
- * host time the device waits through, and opens the timing events' interval. */
+/* Launches segment exec (a replay or a fresh capture); the step's first launch (no segment
+ * launched yet) ends the host time the device waits through, and opens the timing events'
+ * interval. */
 cudaError_t seg_launch(pl_cuda_backend *b, cudaGraphExec_t exec, bool last, bool replay) {
-    const bool first = b->first_launch_t == 0;
+    const bool first = b->seg_next == 0;
     const double t1 = pl_now_seconds();
     if (first && b->time_graphs && replay) {
         float ms = 0; /* the previous replay's interval (the stream has been synchronized since) */
@@ -1497,10 +1497,7 @@ cudaError_t seg_launch(pl_cuda_backend *b, cudaGraphExec_t exec, bool last, bool
     const cudaError_t e = cudaGraphLaunch(exec, b->stream);
     if (e != cudaSuccess) return e;
     const double t2 = pl_now_seconds();
-    if (first) {
-        b->first_launch_t = t2;
-        if (replay) b->walk_seconds += t1 - b->walk_t0, b->launch_seconds += t2 - t1;
-    }
+    if (first && replay) b->walk_seconds += t1 - b->walk_t0, b->launch_seconds += t2 - t1;
     if (last && b->time_graphs && replay) cudaEventRecord(b->gev[1], b->stream), b->gev_pending = 1;
     return cudaSuccess;
 }
@@ -1539,7 +1536,6 @@ int op_graph_begin(void *ctx, uint64_t key) {
     b->sig = 0xcbf29ce484222325ULL;
     b->cur_graph = gi;
     b->cut_calls = b->seg_next = b->seg_failed = 0;
-    b->first_launch_t = 0;
     b->walk_t0 = pl_now_seconds();
     if (g->nseg > 0) {
         b->gmode = G_REPLAY;
