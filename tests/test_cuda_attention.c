@@ -163,10 +163,18 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
             o.decode_copy = 1;
             snprintf(lab, sizeof lab, "%s/decode-mma cp.async %d warps, splits %d", label, o.mma_warps, o.num_splits);
             run_and_compare(p, &d, ref, &o, lab);
+            o.decode_early_kv = 1; /* old keys' stages before the PDL wait (the caller's promise holds here) */
+            snprintf(lab, sizeof lab, "%s/decode-mma cp.async, old keys early, %d warps, splits %d", label, o.mma_warps, o.num_splits);
+            run_and_compare(p, &d, ref, &o, lab);
+            o.decode_early_kv = 0;
             o.decode_copy = 2;
             if (p->a.page_size % 16 == 0) {
                 snprintf(lab, sizeof lab, "%s/decode-mma tma %d warps, splits %d", label, o.mma_warps, o.num_splits);
                 run_and_compare(p, &d, ref, &o, lab);
+                o.decode_early_kv = 1;
+                snprintf(lab, sizeof lab, "%s/decode-mma tma, old keys early, %d warps, splits %d", label, o.mma_warps, o.num_splits);
+                run_and_compare(p, &d, ref, &o, lab);
+                o.decode_early_kv = 0;
             } else {
                 pl_paged_attention_args a = dev_args(p, &d);
                 char e2[256] = "";

@@ -598,8 +598,9 @@ static void test_attention_gemm(pair *p) {
         from_act(PL_BF16, cy, (size_t)M * N, cf);
         from_act(PL_BF16, co, (size_t)M * K, caf);
         static const int splits[] = {0, 3, 8};
-        for (int si = 0; si < 3; si++) {
-            pl_cuda_backend_attn_splits(p->g, splits[si]);
+        for (int si = 0; si < 6; si++) { /* old keys read before the PDL wait (default), then after it */
+            pl_cuda_backend_attn_splits(p->g, splits[si % 3]);
+            pl_cuda_backend_attn_early(p->g, si / 3);
             CHECK(cudaMemsetAsync(dout, 0xff, (size_t)M * K * 2, p->st) == cudaSuccess); /* NaN */
             CHECK_OK(p->go->paged_attention(p->g, &ga, err, sizeof err), err);
             CHECK_OK(p->go->matmul(p->g, dout, M, gw, dy, 0, err, sizeof err), err);
@@ -608,12 +609,14 @@ static void test_attention_gemm(pair *p) {
             from_act(PL_BF16, gy, (size_t)M * N, gf);
             from_act(PL_BF16, go, (size_t)M * K, gaf);
             char what[96];
-            snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d: attention", M, splits[si]);
+            const char *when = si < 3 ? "old keys early" : "old keys after the wait";
+            snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d, %s: attention", M, splits[si % 3], when);
             cmp(what, gaf, caf, (size_t)M * K, 2e-2, 1e-2);
-            snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d: matmul", M, splits[si]);
+            snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d, %s: matmul", M, splits[si % 3], when);
             cmp(what, gf, cf, (size_t)M * N, 2e-2, 1e-2);
         }
         pl_cuda_backend_attn_splits(p->g, 0);
+        pl_cuda_backend_attn_early(p->g, 0);
         p->go->free(p->g, dout), p->go->free(p->g, dy), p->go->free(p->g, dq);
         free(q), free(qa), free(co), free(go), free(cy), free(gy), free(cf), free(gf), free(caf), free(gaf), free(bt);
         for (int s = 0; s < M; s++) {

@@ -12,7 +12,7 @@
  * usage: bench_model_cuda [--shape qwen3-4b] [--batches 1,4,64] [--context 512] [--steps 20]
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
- *                         [--graph-segments-ab] [--attn-copy-ab]
+ *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab]
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -99,6 +99,22 @@ static double time_matmul(pl_model *m, cudaStream_t st, cudaEvent_t e0, cudaEven
     return pl_median(t, 10);
 }
 
+/* A two-way A/B of the serving step through a backend hook (set(b, 0) is the default):
+ * three interleaved rounds, the order reversed in the middle one (contexts grow between
+ * settings), each mode's median printed as "<what>: batch B, round r, <name>: step ms". */
+static void ab_rounds(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *lens, int *pos, const int32_t *toks, int steps,
+                      int32_t *sampled, double *t, int *rc, char *err, size_t err_len, void (*set)(pl_cuda_backend *, int),
+                      const char *what, const char *const names[2]) {
+    for (int round = 0; round < 3 && !*rc; round++)
+        for (int k = 0; k < 2 && !*rc; k++) {
+            const int mode = round % 2 ? 1 - k : k;
+            set(m->bctx, mode);
+            const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, t, rc, err, err_len);
+            if (!*rc) printf("%s: batch %d, round %d, %s: step %.3f ms\n", what, B, round, names[mode], med * 1e3);
+        }
+    set(m->bctx, 0);
+}
+
 /* Where a decode step's wall time goes: the replay's host walk until its first graph launch
  * (the device idle), that launch call, the graphs on the device (events from before the first
  * launch to after the last), the rest (sampling after the graph, the token copy back). */
@@ -125,7 +141,7 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -135,6 +151,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--tile-copy-ab")) copy_ab = 1;
         else if (!strcmp(argv[i], "--graph-segments-ab")) segments_ab = 1;
         else if (!strcmp(argv[i], "--attn-copy-ab")) attn_copy_ab = 1;
+        else if (!strcmp(argv[i], "--attn-early-ab")) early_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -210,7 +227,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -318,18 +335,16 @@ int main(int argc, char **argv) {
                     step_breakdown(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, label);
                 }
             pl_cuda_backend_graph_segments(m->bctx, 0, 0);
-            /* --attn-copy-ab: the decode attention's K/V copies, AUTO or cp.async, three
-             * interleaved rounds (the order reversed in the middle one) */
-            for (int round = 0; round < 3 && attn_copy_ab && !rc; round++)
-                for (int k = 0; k < 2 && !rc; k++) {
-                    const int mode = round % 2 ? 1 - k : k;
-                    pl_cuda_backend_attn_copy(m->bctx, mode);
-                    const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err);
-                    if (!rc)
-                        printf("attention copies: batch %d, round %d, %s: step %.3f ms\n", B, round, mode ? "cp.async" : "AUTO",
-                               med * 1e3);
-                }
-            pl_cuda_backend_attn_copy(m->bctx, 0);
+            /* --attn-copy-ab: the decode attention's K/V copies, AUTO or cp.async */
+            static const char *const copy_names[2] = {"AUTO", "cp.async"};
+            if (attn_copy_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
+                          pl_cuda_backend_attn_copy, "attention copies", copy_names);
+            /* --attn-early-ab: the decode attention reading old keys before its PDL wait (default) or after it */
+            static const char *const early_names[2] = {"before the wait", "after the wait"};
+            if (early_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
+                          pl_cuda_backend_attn_early, "attention old keys", early_names);
             double st = pl_median(times, steps);
             st_logits = pl_median(times_logits, steps);
             st_nopdl = pl_median(times_nopdl, steps);

@@ -41,6 +41,12 @@ typedef struct pl_cuda_attn_options {
                                    (page_size % 16 == 0) and measured faster (all but 8-warp CTAs
                                    on ranges under 4096 keys), else cp.async; 1 = cp.async; 2 =
                                    TMA (PL_ERR_UNSUPPORTED where it does not apply) */
+    int decode_early_kv;        /* 1: the caller promises that the block table, the context lengths
+                                   and every key and value before the last query_len of each
+                                   context were written before the kernel before this call on the
+                                   stream started (not by that kernel); DECODE_MMA then reads them
+                                   before waiting for that kernel (programmatic dependent launch),
+                                   so old keys stream in while it ends */
 } pl_cuda_attn_options;
 
 /* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options

@@ -184,6 +184,7 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
          * 0-1.8%, 64x8192 0.5%), but an 8-warp CTA on a short range finished later with them
          * (1x8192 6%, 8x4096 3.5%): cp.async there */
         p.decode_copy = o.decode_copy == 1 || o.decode_copy == 2 ? o.decode_copy : p.wide_ctas && p.chunk < 4096 ? 1 : 0;
+        p.early_kv = kern == PL_CUDA_ATTN_DECODE_MMA && o.decode_early_kv == 1 && p.pdl;
     }
     *kern_out = kern;
     *pp = p;

@@ -73,6 +73,7 @@ struct rope_pending {
  * walk instead of the whole step's; seg_sig[i]: the signature at the end of segment i. */
 #define PL_MAX_GRAPHS 64
 #define PL_MAX_SEGS 8
+#define PL_CUDA_MAX_KV_RECS 256 /* page-pool allocations tracked (a pool per layer and K/V; more are not read early) */
 struct graph_entry {
     uint64_t key = 0, sig = 0;
     cudaGraphExec_t exec[PL_MAX_SEGS] = {};
@@ -108,6 +109,8 @@ struct pl_cuda_backend {
     size_t scratch_bytes;
     void *attn_ws; /* split partials of the attention kernels */
     size_t attn_ws_bytes;
+    alloc_rec kv_recs[PL_CUDA_MAX_KV_RECS]; /* page-pool storage (kv_alloc), for attn_early */
+    int num_kv_recs;
     pl_kv_storage_ops kv_ops;
     kv_pending pend;
     rope_pending rope;
@@ -116,6 +119,7 @@ struct pl_cuda_backend {
     int pdl_small;           /* PDL switch of every other kernel of a step */
     int attn_splits;         /* context splits of the decode attention (0: its heuristic) */
     int attn_copy;           /* its K/V copies (pl_cuda_attn_options.decode_copy; 0: AUTO) */
+    int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
@@ -1387,6 +1391,19 @@ int op_kv_append(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *ch, char *er
     return pl_seq_cache_commit(cache, n, err, err_len);
 }
 
+/* Nonzero when p points into page-pool storage of this backend. Such pages change only by
+ * the K/V appends of a step (its newest tokens) and by copies (stream-ordered memcpys, never
+ * overlapped by a kernel), so the decode attention may read their older keys before waiting
+ * for the kernel before it; staged dense buffers of the other KV modes are not pools. */
+bool in_kv_storage(const pl_cuda_backend *b, const void *p) {
+    const char *c = static_cast<const char *>(p);
+    for (int i = 0; i < b->num_kv_recs; i++) {
+        const char *s0 = static_cast<const char *>(b->kv_recs[i].p);
+        if (c >= s0 && c < s0 + b->kv_recs[i].bytes) return true;
+    }
+    return false;
+}
+
 /* Paged attention with the host block table and context lengths uploaded (skipped when
  * they equal the previous upload, as for every layer after the first). */
 int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err, size_t err_len) {
@@ -1415,9 +1432,11 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     memset(&opt, 0, sizeof opt);
     opt.num_splits = b->attn_splits; /* before the sizing: forced splits may need more than the heuristic's */
     opt.decode_copy = b->attn_copy;
+    opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
-    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_copy);
+    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_copy,
+        (unsigned long long)opt.decode_early_kv);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
         return PL_OK;
@@ -1702,9 +1721,18 @@ void *kv_alloc(void *ctx, size_t bytes) {
         dev_free(b, p);
         return nullptr;
     }
+    if (p && b->num_kv_recs < PL_CUDA_MAX_KV_RECS) b->kv_recs[b->num_kv_recs++] = {p, bytes}; /* past the cap: not early */
     return p;
 }
-void kv_free(void *ctx, void *p) { dev_free(static_cast<pl_cuda_backend *>(ctx), p); }
+void kv_free(void *ctx, void *p) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    for (int i = 0; i < b->num_kv_recs; i++)
+        if (b->kv_recs[i].p == p) {
+            b->kv_recs[i] = b->kv_recs[--b->num_kv_recs];
+            break;
+        }
+    dev_free(b, p);
+}
 int kv_copy(void *ctx, void *dst, const void *src, size_t bytes) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (int frc = flush_pending(b)) return frc; /* pending rows go to the old storage first */
@@ -1808,6 +1836,9 @@ void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits) {
 }
 void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode) {
     if (b) b->attn_copy = mode == 1 || mode == 2 ? mode : 0;
+}
+void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode) {
+    if (b) b->attn_early = mode == 1 ? 1 : 0;
 }
 
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {

@@ -68,6 +68,9 @@ void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits);
 /* Benchmark hook: the decode attention's K/V copies (pl_cuda_attn_options.decode_copy: 0 AUTO,
  * 1 cp.async, 2 TMA boxes). */
 void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode);
+/* Test and benchmark hook: the decode attention over the backend's page pools reads old keys
+ * before its PDL wait (0, default) or after it (1). */
+void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM, at most 16 splits, at least 4 k tiles of 64 per split). */
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
