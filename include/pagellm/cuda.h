@@ -46,7 +46,8 @@ typedef struct pl_cuda_attn_options {
                                    context were written before the kernel before this call on the
                                    stream started (not by that kernel); DECODE_MMA then reads them
                                    before waiting for that kernel (programmatic dependent launch),
-                                   so old keys stream in while it ends */
+                                   so old keys stream in while it ends; AUTO then prefers 4-warp
+                                   CTAs, which fit beside that kernel's */
 } pl_cuda_attn_options;
 
 /* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options

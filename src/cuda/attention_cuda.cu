@@ -153,8 +153,13 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         const long long base = (long long)a->batch * a->num_kv_heads * ((R + rows - 1) / rows);
         /* DECODE_MMA: 8-warp CTAs, one per SM, when the (row chunk, KV head, row) units are no
          * more than the SMs (measured 4-5% off 1x8192 and 8x4096, 16x32768 0-2%; 128x1024 8%
-         * slower); mma_warps 4 or 8 forces the width */
-        if (kern == PL_CUDA_ATTN_DECODE_MMA && (o.mma_warps == 8 || (o.mma_warps != 4 && base <= sm_count()))) p.wide_ctas = 1;
+         * slower). With old keys read before the PDL wait, 4-warp CTAs (100 KiB) enter beside
+         * the kernels before and start early, which 8-warp ones (197 KiB) mostly cannot: only up
+         * to SMs / 8 units then (decode steps of Qwen3-4B on the H200: batch 4-8 1.1-2.8%
+         * faster with 4 warps, batch 16 level, batch 1 0.4-0.7% slower). mma_warps 4 or 8 forces
+         * the width. */
+        const long long wide_max = o.decode_early_kv == 1 && p.pdl ? sm_count() / 8 : sm_count();
+        if (kern == PL_CUDA_ATTN_DECODE_MMA && (o.mma_warps == 8 || (o.mma_warps != 4 && base <= wide_max))) p.wide_ctas = 1;
         const long long resident = (long long)sm_count() * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : p.wide_ctas ? 1 : 2);
         long long splits = o.num_splits;
         if (splits <= 0) {

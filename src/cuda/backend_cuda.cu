@@ -118,6 +118,7 @@ struct pl_cuda_backend {
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
     int attn_splits;         /* context splits of the decode attention (0: its heuristic) */
+    int attn_warps;          /* its CTA width (pl_cuda_attn_options.mma_warps; 0: AUTO) */
     int attn_copy;           /* its K/V copies (pl_cuda_attn_options.decode_copy; 0: AUTO) */
     int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
@@ -1431,11 +1432,13 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     pl_cuda_attn_options opt;
     memset(&opt, 0, sizeof opt);
     opt.num_splits = b->attn_splits; /* before the sizing: forced splits may need more than the heuristic's */
+    opt.mma_warps = b->attn_warps;
     opt.decode_copy = b->attn_copy;
     opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
-    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_copy,
+    SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_warps,
+        (unsigned long long)b->attn_copy,
         (unsigned long long)opt.decode_early_kv);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
@@ -1833,6 +1836,9 @@ void pl_cuda_backend_skip_ops(pl_cuda_backend *b, int mask) {
 }
 void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits) {
     if (b) b->attn_splits = splits > 0 ? splits : 0;
+}
+void pl_cuda_backend_attn_warps(pl_cuda_backend *b, int warps) {
+    if (b) b->attn_warps = warps == 4 || warps == 8 ? warps : 0;
 }
 void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode) {
     if (b) b->attn_copy = mode == 1 || mode == 2 ? mode : 0;

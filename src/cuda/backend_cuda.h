@@ -65,6 +65,8 @@ enum { PL_CUDA_SKIP_NORM = 1, PL_CUDA_SKIP_ROPE = 2, PL_CUDA_SKIP_APPEND = 4, PL
 void pl_cuda_backend_skip_ops(pl_cuda_backend *b, int mask);
 /* Benchmark hook: context splits of the split-context attention kernels (0: their heuristic). */
 void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits);
+/* Benchmark hook: the decode attention's CTA width, 4 or 8 warps (0: AUTO). */
+void pl_cuda_backend_attn_warps(pl_cuda_backend *b, int warps);
 /* Benchmark hook: the decode attention's K/V copies (pl_cuda_attn_options.decode_copy: 0 AUTO,
  * 1 cp.async, 2 TMA boxes). */
 void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode);
