@@ -109,12 +109,7 @@ struct piece_iter {
     }
 };
 
-/* ---- mbarrier / bulk copy PTX (mbar_init, mbar_expect_tx, mbar_wait: ptx.cuh) ---- */
-__device__ __forceinline__ void mbar_arrive(uint32_t a) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory"); }
-__device__ __forceinline__ void bulk_g2s(uint32_t dst, const void *src, int bytes, uint32_t mbar, uint64_t pol) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(mbar), "l"(pol) : "memory");
-}
+/* ---- mbarrier / bulk copy PTX: ptx.cuh ---- */
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(CW * 32) : "memory"); }
 __device__ __forceinline__ int ld_acquire(const int *p) {
     int v;
@@ -151,8 +146,7 @@ __device__ __forceinline__ void ring_init(uint32_t bars, int NS) {
  * land (inflight = NS: no limit beyond the ring). */
 template <int NS>
 __device__ void produce(const gemm *gs, int ng, int mode, int c, int C, uint32_t ring, uint32_t bars, int inflight) {
-    uint64_t pol;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+    const uint64_t pol = l2_evict_first();
     long j = 0;
     for (int k = 0; k < ng; ++k) {
         const gemm g = gs[k];
@@ -166,7 +160,7 @@ __device__ void produce(const gemm *gs, int ng, int mode, int c, int C, uint32_t
                 if (j >= inflight) /* more stages on their way only queue longer */
                     mbar_wait(bars + 8 * (int)((j - inflight) % NS), (uint32_t)(((j - inflight) / NS) & 1));
                 mbar_expect_tx(bars + 8 * slot, WST);
-                bulk_g2s(ring + slot * WST, src + (size_t)s * TBM * TBK, WST, bars + 8 * slot, pol);
+                bulk_load(ring + slot * WST, src + (size_t)s * TBM * TBK, WST, bars + 8 * slot, pol);
             }
         }
     }
@@ -626,12 +620,12 @@ __global__ void __launch_bounds__(CW * 32, 2) chain_bulk_kernel(const chain_gemm
     if (tid == 0) {
         for (int st = 0; st < TST; ++st) mbar_init(bars + 8 * st, 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+        pol = l2_evict_first();
     }
     __syncthreads();
     auto load_w = [&](int st, int kt) { /* thread 0 */
         mbar_expect_tx(bars + 8 * st, C_WST);
-        bulk_g2s(sb + st * C_STAGE, g.Ws + ((size_t)tile * KT + kt) * (TBM * TBK), C_WST, bars + 8 * st, pol);
+        bulk_load(sb + st * C_STAGE, g.Ws + ((size_t)tile * KT + kt) * (TBM * TBK), C_WST, bars + 8 * st, pol);
     };
     auto load_x = [&](int st, int kt) {
         if (tid < 16 * 8) {

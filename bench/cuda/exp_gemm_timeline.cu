@@ -34,11 +34,6 @@ namespace {
 constexpr int TW = 8, TBM = 128, TBK = 64, TST = 4, M = 4;
 constexpr int T_WBYTES = TBM * TBK * 2, T_XBYTES = 16 * TBK * 2, T_STAGE = T_WBYTES + T_XBYTES, T_SMEM = TST * T_STAGE;
 
-__device__ __forceinline__ unsigned long long gtimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 /* stamps: per CTA {entry, first stage landed, exit, smid}. ctr == nullptr: CTA split sp of a
  * tile streams k steps [KT * sp / ks, KT * (sp + 1) / ks), as the backend. ctr != nullptr

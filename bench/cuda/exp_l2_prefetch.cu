@@ -51,11 +51,6 @@ namespace {
 
 constexpr int LAYERS = 36, M = 4;
 
-__device__ __forceinline__ unsigned long long gtimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 /* holds its SM slot (and smem) for ns nanoseconds after the kernel before it, as the decode
  * attention does at batch 4, without DRAM traffic */
@@ -105,9 +100,7 @@ __global__ void __launch_bounds__(PRE_WARPS * 32, 1) preload_gemv(const __nv_bfl
         mbar_init_fence();
         for (int r = 0; r < nr; r++) {
             mbar_expect_tx(bars + 8 * r, (unsigned)K * 2);
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(wsm + r * RS),
-                         "l"(W + (size_t)(r0 + r) * K), "r"(K * 2), "r"(bars + 8 * r)
-                         : "memory");
+            bulk_load(wsm + r * RS, W + (size_t)(r0 + r) * K, K * 2, bars + 8 * r);
         }
     }
     pdl_wait();
@@ -161,13 +154,7 @@ __global__ void __launch_bounds__(PRE_WARPS * 32, 1) preload_gemv(const __nv_bfl
  * split each piece's k steps (m16n8k16) and release the slot; at the end of a row tile they
  * add up in shared memory and store. */
 constexpr int RG_KC = 512, RG_RS = RG_KC * 2 + 16, RG_PIECE = (16 + M) * RG_RS, RG_CW = 8;
-__device__ __forceinline__ void rg_arrive(uint32_t a) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory"); }
 __device__ __forceinline__ void rg_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(RG_CW * 32) : "memory"); }
-__device__ __forceinline__ void rg_bulk(uint32_t dst, const void *src, int bytes, uint32_t bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst), "l"(src),
-                 "r"(bytes), "r"(bar)
-                 : "memory");
-}
 template <int S>
 __global__ void __launch_bounds__((RG_CW + 1) * 32, 1) rows_gemv(const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ x,
                                                                  int N, int K, __nv_bfloat16 *__restrict__ y) {
@@ -190,10 +177,10 @@ __global__ void __launch_bounds__((RG_CW + 1) * 32, 1) rows_gemv(const __nv_bflo
             const uint32_t dst = ring + (j % S) * RG_PIECE, bar = full + 8 * (j % S);
             if (wpart) {
                 mbar_expect_tx(bar, (unsigned)(rows + M) * kn * 2);
-                for (int r = 0; r < rows; r++) rg_bulk(dst + r * RG_RS, W + (size_t)(r0 + mt * 16 + r) * K + kc, kn * 2, bar);
+                for (int r = 0; r < rows; r++) bulk_load(dst + r * RG_RS, W + (size_t)(r0 + mt * 16 + r) * K + kc, kn * 2, bar);
             }
             if (xpart)
-                for (int t = 0; t < M; t++) rg_bulk(dst + (16 + t) * RG_RS, x + (size_t)t * K + kc, kn * 2, bar);
+                for (int t = 0; t < M; t++) bulk_load(dst + (16 + t) * RG_RS, x + (size_t)t * K + kc, kn * 2, bar);
         };
         const int pre = min(S, total);
         for (int j = 0; j < pre; j++) issue(j, true, false); /* weights do not depend on the kernel before */
@@ -230,7 +217,7 @@ __global__ void __launch_bounds__((RG_CW + 1) * 32, 1) rows_gemv(const __nv_bflo
                 mma_bf16(acc, a, b0, b1);
             }
             __syncwarp();
-            if (lane == 0) rg_arrive(empty + 8 * (j % S));
+            if (lane == 0) mbar_arrive(empty + 8 * (j % S));
         }
         for (int e = 0; e < 4; e++) redf[(warp * 4 + e) * 32 + lane] = acc[e];
         rg_sync();

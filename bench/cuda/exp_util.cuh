@@ -1,6 +1,6 @@
 /* Shared pieces of the stand-alone kernel experiments (bench/cuda/exp_*.cu): error check,
- * the tile GEMM's 128-byte-row swizzle and one stage of its MMA, a median, the copy ceiling,
- * a weight fill.
+ * the tile GEMM's 128-byte-row swizzle and one stage of its MMA, a timer, a median, the copy
+ * ceiling, a weight fill.
  * Include after cuda/ptx.cuh. */
 #ifndef PL_BENCH_EXP_UTIL_CUH
 #define PL_BENCH_EXP_UTIL_CUH
@@ -32,6 +32,13 @@ __device__ __forceinline__ void stage_mma(uint32_t wsm, uint32_t xsm, int warp, 
         mma_bf16(acc[0], a, b0, b1);
         mma_bf16(acc[1], a, b2, b3);
     }
+}
+
+/* the global nanosecond timer (32 ns steps on the H200), for per-CTA stamps */
+__device__ __forceinline__ unsigned long long gtimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
 }
 
 /* ms per run of `enqueue` (which puts one run on s), timed over rep back-to-back runs */

@@ -158,9 +158,9 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
          * to SMs / 8 units then (decode steps of Qwen3-4B on the H200: batch 4-8 1.1-2.8%
          * faster with 4 warps, batch 16 level, batch 1 0.4-0.7% slower). mma_warps 4 or 8 forces
          * the width. */
-        const long long wide_max = o.decode_early_kv == 1 && p.pdl ? sm_count() / 8 : sm_count();
+        const long long sms = sm_count(), wide_max = o.decode_early_kv == 1 && p.pdl ? sms / 8 : sms;
         if (kern == PL_CUDA_ATTN_DECODE_MMA && (o.mma_warps == 8 || (o.mma_warps != 4 && base <= wide_max))) p.wide_ctas = 1;
-        const long long resident = (long long)sm_count() * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : p.wide_ctas ? 1 : 2);
+        const long long resident = sms * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : p.wide_ctas ? 1 : 2);
         long long splits = o.num_splits;
         if (splits <= 0) {
             /* fewest waves x keys per CTA, at least 128 keys per split, a small cost per split */

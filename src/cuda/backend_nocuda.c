@@ -44,6 +44,22 @@ void pl_cuda_backend_attn_splits(pl_cuda_backend *b, int splits) {
     (void)b;
     (void)splits;
 }
+void pl_cuda_backend_attn_warps(pl_cuda_backend *b, int warps) {
+    (void)b;
+    (void)warps;
+}
+void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode) {
+    (void)b;
+    (void)mode;
+}
+void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode) {
+    (void)b;
+    (void)mode;
+}
+void pl_cuda_backend_tile_copy(pl_cuda_backend *b, int mode) {
+    (void)b;
+    (void)mode;
+}
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {
     (void)b;
     (void)ctas_per_sm;

@@ -141,6 +141,20 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void *tmap, int 
                  " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst), "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
                  : "memory");
 }
+/* a plain arrival (a consumer releasing a ring slot) */
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory"); }
+/* bytes (a multiple of 16, both addresses 16-byte aligned) global -> shared as one bulk copy, counted on bar */
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, int bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst), "l"(src),
+                 "r"(bytes), "r"(bar)
+                 : "memory");
+}
+/* the same with an L2 policy */
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, int bytes, uint32_t bar, uint64_t policy) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+                 : "memory");
+}
 
 /* Programmatic dependent launch (sm_90). trigger: a kernel launched after this one with
  * the PDL attribute may start now. wait: block until the grids this one depends on have
