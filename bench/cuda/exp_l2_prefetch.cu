@@ -268,11 +268,8 @@ template <typename F> double max_diff(cudaStream_t s, const __nv_bfloat16 *y, co
 
 int main() {
     cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     int sms = 0;
-    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    const double copy = copy_ceiling_gbps(s);
-    printf("device: %d SMs; copy %.0f GB/s (read + write)\n", sms, copy);
+    const double copy = exp_start(&s, &sms);
     struct shape {
         const char *name;
         int N, K;

@@ -75,6 +75,16 @@ double copy_ceiling_gbps(cudaStream_t s) {
     return 2.0 * cb / (median(t) * 1e-3) / 1e9;
 }
 
+/* The usual start of an experiment: a non-blocking stream, the SM count, the copy ceiling
+ * (printed); returns the ceiling in GB/s. */
+double exp_start(cudaStream_t *s, int *sms) {
+    CK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+    CK(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, 0));
+    const double copy = copy_ceiling_gbps(*s);
+    printf("device: %d SMs; copy %.0f GB/s (read + write)\n", *sms, copy);
+    return copy;
+}
+
 /* bf16 pairs with hashed sign and mantissa bits, |v| in [2^-7, 2^-6): varied, finite */
 __global__ void fill(uint32_t *p, size_t n, uint32_t seed) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
