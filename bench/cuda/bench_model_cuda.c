@@ -13,6 +13,7 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab]
+ *                         [--tile-ctas-ab]
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -102,6 +103,10 @@ static double time_matmul(pl_model *m, cudaStream_t st, cudaEvent_t e0, cudaEven
 /* pl_cuda_backend_attn_warps as a two-way switch: 0 AUTO, 1 four warps */
 static void attn_warps_mode(pl_cuda_backend *b, int mode) { pl_cuda_backend_attn_warps(b, mode ? 4 : 0); }
 
+/* The tile GEMM's K split as a two-way switch: the default (two CTAs per SM up to 16 rows, one
+ * past), or two CTAs per SM at every row count (the split before the twelfth session) */
+static void tile_ctas_mode(pl_cuda_backend *b, int mode) { pl_cuda_backend_tune_tile(b, mode ? 2 : 0, 0, 0); }
+
 /* A two-way A/B of the serving step through a backend hook (set(b, 0) is the default):
  * three interleaved rounds, the order reversed in the middle one (contexts grow between
  * settings), each mode's median printed as "<what>: batch B, round r, <name>: step ms". */
@@ -144,7 +149,7 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, warps_ab = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, warps_ab = 0, ctas_ab = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -155,6 +160,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--graph-segments-ab")) segments_ab = 1;
         else if (!strcmp(argv[i], "--attn-copy-ab")) attn_copy_ab = 1;
         else if (!strcmp(argv[i], "--attn-early-ab")) early_ab = 1;
+        else if (!strcmp(argv[i], "--tile-ctas-ab")) ctas_ab = 1;
         else if (!strcmp(argv[i], "--attn-warps-ab")) warps_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
@@ -231,7 +237,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (warps_ab ? 6 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -354,6 +360,11 @@ int main(int argc, char **argv) {
             if (warps_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
                           attn_warps_mode, "attention CTA width", warps_names);
+            /* --tile-ctas-ab: the tile GEMM's K split by default or at two CTAs per SM */
+            static const char *const ctas_names[2] = {"default split", "2 CTAs/SM"};
+            if (ctas_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, tile_ctas_mode,
+                          "tile GEMM split", ctas_names);
             double st = pl_median(times, steps);
             st_logits = pl_median(times_logits, steps);
             st_nopdl = pl_median(times_nopdl, steps);

@@ -258,10 +258,13 @@ struct gemm {
     CUtensorMap tw, tx;
 };
 
-enum { V_REF, V_WX4, V_WX5, V_WX6, V_WX8, V_XR4, V_XR6, V_XR7, V_MIXA, V_MIXD, V_MIXE, V_REFPS, V_WX4C, V_MIXAC, V_MIXDC, V_MIXEC, NV };
+enum { V_REF, V_WX4, V_WX5, V_WX6, V_WX8, V_XR4, V_XR6, V_XR7, V_MIXA, V_MIXD, V_MIXE, V_REFPS, V_WX4C, V_MIXAC, V_MIXDC, V_MIXEC,
+       V_KQ3, V_KQ5, V_KOD8, V_KALL2, V_KOD4, V_KQ3OD4, V_KOD2, NV };
 const char *vname[NV] = {"ref (backend)", "wx4 (backend's, here)", "wx5", "wx6", "wx8", "xr4", "xr6", "xr7",
                          "mix: gu wx8, qkv wx6", "mix: gu wx5, qkv wx5", "mix: gu wx8, qkv wx5", "ref, device PreferShared",
-                         "wx4, carveout max", "mix A, carveout max", "mix D, carveout max", "mix E, carveout max"};
+                         "wx4, carveout max", "mix A, carveout max", "mix D, carveout max", "mix E, carveout max",
+                         "ref, qkv 3 splits", "ref, qkv 2 CTAs/SM", "ref, o + down 2 CTAs/SM", "ref, 2 CTAs/SM for all",
+                         "ref, o + down <= 4 splits", "ref, qkv 3, o + down <= 4", "ref, o + down <= 2 splits"};
 /* variants past V_REFPS: every kernel asks for the largest shared-memory carveout (228 KiB),
  * so a 121 KiB CTA leaves room for a 97 KiB one; mixes use wx4 for o and down there */
 bool g_carve = false;
@@ -286,6 +289,15 @@ void run_variant(int v, const gemm &g, int M, pl_cuda_gemv_ws *ws, cudaStream_t 
     if (v == V_MIXA) v = gu ? V_WX8 : qkv ? V_WX6 : V_REF;
     if (v == V_MIXD) v = gu || qkv ? V_WX5 : V_REF;
     if (v == V_MIXE) v = gu ? V_WX8 : qkv ? V_WX5 : V_REF;
+    if (v >= V_KQ3) { /* the backend's kernel with other K splits for some projections */
+        pl_cuda_gemv_ws w2 = *ws;
+        const bool od = !qkv && !gu;
+        if ((v == V_KQ3 || v == V_KQ5 || v == V_KQ3OD4) && qkv) w2.tile_ctas_per_sm = 2, w2.tile_max_splits = v == V_KQ5 ? 0 : 3;
+        if ((v == V_KOD8 && od) || v == V_KALL2) w2.tile_ctas_per_sm = 2;
+        if ((v == V_KOD4 || v == V_KQ3OD4 || v == V_KOD2) && od) w2.tile_ctas_per_sm = 2, w2.tile_max_splits = v == V_KOD2 ? 2 : 4;
+        CK((cudaError_t)pl_cuda_gemv_bf16(g.w, g.x, M, g.n, g.k, g.y, 0, PL_CUDA_GEMV_TILE, &w2, s));
+        return;
+    }
     int ks = pl_cuda_gemv_tile_splits(g.n, g.k, M, ws);
     if (ks > 8) ks = 8;
     switch (v) {
@@ -302,7 +314,10 @@ void run_variant(int v, const gemm &g, int M, pl_cuda_gemv_ws *ws, cudaStream_t 
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    /* --splits: only the backend's kernel and its split variants (the other rows were measured
+     * in the twelfth session's runs 1-3) */
+    const bool only_splits = argc > 1 && !strcmp(argv[1], "--splits");
     cudaStream_t s;
     int sms = 0;
     const double copy = exp_start(&s, &sms);
@@ -336,23 +351,25 @@ int main() {
         size_t b = pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, shapes[p].n, shapes[p].k, &ws);
         if (b > wsb) wsb = b;
     }
-    CK(cudaMalloc(&ws.ptr, wsb + 16));
-    CK(cudaMemset(ws.ptr, 0, wsb + 16));
-    ws.bytes = wsb + 16;
+    wsb = wsb < ((size_t)64 << 20) ? (size_t)64 << 20 : wsb; /* room for the other split counts */
+    CK(cudaMalloc(&ws.ptr, wsb));
+    CK(cudaMemset(ws.ptr, 0, wsb));
+    ws.bytes = wsb;
     CK(cudaStreamSynchronize(s));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    const int Ms[3] = {64, 48, 32};
-    for (int mi = 0; mi < 3; mi++) {
+    const int Ms[6] = {64, 48, 32, 16, 8, 4};
+    for (int mi = 0; mi < (only_splits ? 6 : 3); mi++) {
         const int M = Ms[mi];
         std::vector<gemm> G(4 * L);
         for (int l = 0; l < L; l++)
             for (int p = 0; p < 4; p++) {
                 gemm &g = G[l * 4 + p];
                 g.w = W[l * 4 + p], g.x = xin[shapes[p].xin], g.y = yout[p], g.n = shapes[p].n, g.k = shapes[p].k;
+                /* the x map only for the wx kernels (past 32 rows) */
                 if (!pl_cuda_tmap_2d_bf16(&g.tw, g.w, (uint64_t)g.k, (uint64_t)g.n, (uint64_t)g.k * 2, TBK, TBM) ||
-                    !pl_cuda_tmap_2d_bf16(&g.tx, g.x, (uint64_t)g.k, (uint64_t)M, (uint64_t)g.k * 2, TBK, 64)) {
+                    (!pl_cuda_tmap_2d_bf16(&g.tx, g.x, (uint64_t)g.k, (uint64_t)M, (uint64_t)g.k * 2, TBK, 64) && M > 32)) {
                     fprintf(stderr, "tensor map refused\n");
                     return 1;
                 }
@@ -375,7 +392,8 @@ int main() {
         for (uint16_t b : hr) mref = fmaxf(mref, fabsf(tof(b)));
         bool skip[NV] = {};
         for (int v = 1; v < NV; v++) {
-            skip[v] = (v >= V_XR4 && v <= V_XR7) || (M <= 32 && v != V_REF && v != V_REFPS);
+            skip[v] = (v >= V_XR4 && v <= V_XR7) || (M <= 32 && v != V_REF && v != V_REFPS && v < V_KQ3) ||
+                      (only_splits && v != V_REF && v < V_KQ3);
             if (skip[v]) continue;
             CK(cudaMemsetAsync(yout[0], 0xff, (size_t)64 * Q * 2, s));
             run_variant(v, G[0], M, &ws, s);

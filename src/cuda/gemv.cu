@@ -522,14 +522,15 @@ extern "C" int pl_cuda_gemv_splits(int n, int k, int sms) {
 }
 
 extern "C" int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws) {
-    /* about two CTAs per SM in one wave (one past 32 rows: measured 2-5% off the batch-48 and
-     * batch-64 steps, fewer cluster sums of longer splits), at least 4 k tiles (256 k) per CTA,
+    /* about two CTAs per SM in one wave up to 16 rows; one past that, where the splits of a
+     * tile add in a cluster (measured on the H200: 2-5% off the batch-48 and batch-64 steps,
+     * 1.9-3.3% off batch 17-32: fewer and smaller clusters), at least 4 k tiles (256 k) per CTA,
      * at most 16 splits (a split fixup of more partials costs more than the CTAs gain); ws may
      * tune these */
     const int tiles = (n + TBM - 1) / TBM, kt = (k + TBK - 1) / TBK, sms = ws ? ws->sms : 0;
     if (sms <= 0) return 1;
     const int per_sm = ws->tile_ctas_per_sm > 0 ? (ws->tile_ctas_per_sm < 4 ? ws->tile_ctas_per_sm : 4)
-                                                : m > 32 ? 1 : 2; /* counters: < 3 * sms */
+                                                : m > 16 ? 1 : 2; /* counters: < 3 * sms */
     const int max_ks = ws->tile_max_splits > 0 ? ws->tile_max_splits : 16;
     const int min_kt = ws->tile_min_ktiles > 0 ? ws->tile_min_ktiles : 4;
     int ks = per_sm * sms / tiles;
