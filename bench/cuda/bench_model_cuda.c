@@ -237,7 +237,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 7 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -278,7 +278,7 @@ int main(int argc, char **argv) {
         pl_cuda_backend_use_gemv(m->bctx, gemv_mode);
         /* --tile-sweep: the tile GEMM's K split (CTAs per SM aimed at, most splits, fewest
          * 64-k tiles per split), the serving step's median for each */
-        static const int sweep[][3] = {{2, 16, 4}, {1, 16, 4}, {2, 8, 4}, {2, 16, 8}, {1, 8, 8}, {2, 4, 4}, {2, 16, 2}};
+        static const int sweep[][3] = {{2, 16, 4}, {1, 16, 4}, {2, 8, 4}, {2, 16, 8}, {1, 8, 8}, {2, 4, 4}, {2, 16, 2}, {1, 4, 4}, {1, 3, 4}};
         for (int cfg = 0; tile_sweep && cfg < (int)(sizeof sweep / sizeof sweep[0]) && !rc; cfg++) {
             pl_cuda_backend_tune_tile(m->bctx, sweep[cfg][0], sweep[cfg][1], sweep[cfg][2]);
             const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err);
