@@ -17,19 +17,24 @@
  *          for the split ones (o, down); "carveout max": every kernel asks for the 228 KiB
  *          shared-memory split, so a 121 KiB CTA leaves room for a 97 KiB one; "device
  *          PreferShared": the same through cudaDeviceSetCacheConfig.
- * Workloads at M = 64, 48, 32 rows: 36 layers of Qwen3-4B's four projections (distinct
+ *   --splits  only the backend's kernel with other K splits for some projections (two CTAs per
+ *          SM, at most 2-4 splits for qkv or for o and down), at 64 down to 4 rows.
+ * Workloads at M = 64, 48, 32 rows (--splits: also 16, 8, 4): 36 layers of Qwen3-4B's four projections (distinct
  * weights, 7.27 GB), and 36 of one projection in a row. Each variant's output of one GEMM is
  * checked against the backend's (max |diff| / max |ref|).
  *
  * Measured (PERF.md, twelfth session; runs 1-3): x in registers is 2-3x slower; deeper rings
  * speed up qkv (-13%) and gate_up (-10% at 8 stages) in chains of their own, slow o (+40%) and
  * down (+15-20%), and every mix loses 7-14% in the layer chain against the backend's kernel,
- * with or without the largest carveout. The 97 KiB four-stage ring stays.
+ * with or without the largest carveout. The 97 KiB four-stage ring stays. --splits (run 8):
+ * at 32 rows, where a tile's splits add in a cluster, 3 splits for qkv and at most 4 for o and
+ * down made the layer chain 11.6% faster; in the step one CTA per SM past 16 rows won 2.6-3.7%
+ * and became the default. At 48-64 and at 16 rows and below nothing beat the default.
  *
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
  *       bench/cuda/exp_tile_xreg.cu build-gpu/libpagellm.a -o exp_tile_xreg
- *   ./exp_tile_xreg
+ *   ./exp_tile_xreg [--splits]
  */
 #include <cooperative_groups.h>
 #include <cuda.h>
