@@ -19,8 +19,8 @@
  *          PreferShared": the same through cudaDeviceSetCacheConfig.
  *   --splits  only the backend's kernel with other K splits for some projections (two CTAs per
  *          SM, at most 2-4 splits for qkv or for o and down), at 64 down to 4 rows.
- * Workloads at M = 64, 48, 32 rows (--splits: also 16, 8, 4): 36 layers of Qwen3-4B's four projections (distinct
- * weights, 7.27 GB), and 36 of one projection in a row. Each variant's output of one GEMM is
+ * Workloads at M = 64, 48, 32 rows (--splits: also 16, 8, 4): 36 layers of Qwen3-4B's four
+ * projections (distinct weights, 7.27 GB), and 36 of one projection in a row. Each variant's output of one GEMM is
  * checked against the backend's (max |diff| / max |ref|).
  *
  * Measured (PERF.md, twelfth session; runs 1-3): x in registers is 2-3x slower; deeper rings
