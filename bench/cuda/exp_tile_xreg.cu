@@ -270,13 +270,12 @@ const char *vname[NV] = {"ref (backend)", "wx4 (backend's, here)", "wx5", "wx6",
                          "wx4, carveout max", "mix A, carveout max", "mix D, carveout max", "mix E, carveout max",
                          "ref, qkv 3 splits", "ref, qkv 2 CTAs/SM", "ref, o + down 2 CTAs/SM", "ref, 2 CTAs/SM for all",
                          "ref, o + down <= 4 splits", "ref, qkv 3, o + down <= 4", "ref, o + down <= 2 splits"};
-/* variants past V_REFPS: every kernel asks for the largest shared-memory carveout (228 KiB),
- * so a 121 KiB CTA leaves room for a 97 KiB one; mixes use wx4 for o and down there */
-bool g_carve = false;
-
-template <typename K, typename... A> void launch(K kern, const gemm &g, int ks, size_t smem, int threads, cudaStream_t s, A... args) {
+/* carve (the variants past V_REFPS): the kernel asks for the largest shared-memory carveout
+ * (228 KiB), so a 121 KiB CTA leaves room for a 97 KiB one; mixes use wx4 for o and down there */
+template <typename K, typename... A>
+void launch(K kern, const gemm &g, int ks, size_t smem, int threads, bool carve, cudaStream_t s, A... args) {
     CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    CK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, g_carve ? (int)cudaSharedmemCarveoutMaxShared : -1));
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, carve ? (int)cudaSharedmemCarveoutMaxShared : -1));
     CK(launch_pdl_cluster(kern, dim3((unsigned)((g.n + TBM - 1) / TBM), (unsigned)ks), dim3(threads), smem, s, 1, ks > 1 ? (unsigned)ks : 1u,
                           args...));
 }
@@ -285,7 +284,7 @@ void run_variant(int v, const gemm &g, int M, pl_cuda_gemv_ws *ws, cudaStream_t 
     /* mixes: deeper rings for the long projections (qkv, gate_up: K = hidden), the backend's
      * kernel for the short split ones (o, down) */
     const bool qkv = g.n == 6144, gu = g.n > 6144;
-    g_carve = v > V_REFPS;
+    const bool carve = v > V_REFPS && v < V_KQ3;
     if (v == V_REFPS) v = V_REF;
     if (v == V_WX4C) v = V_WX4;
     if (v == V_MIXAC) v = gu ? V_WX8 : qkv ? V_WX6 : V_WX4;
@@ -307,13 +306,13 @@ void run_variant(int v, const gemm &g, int M, pl_cuda_gemv_ws *ws, cudaStream_t 
     if (ks > 8) ks = 8;
     switch (v) {
     case V_REF: CK((cudaError_t)pl_cuda_gemv_bf16(g.w, g.x, M, g.n, g.k, g.y, 0, PL_CUDA_GEMV_TILE, ws, s)); break;
-    case V_WX4: launch(wx_kernel<4>, g, ks, 4 * (WBYTES + XBYTES) + 1024 + 64, 256, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
-    case V_WX5: launch(wx_kernel<5>, g, ks, 5 * (WBYTES + XBYTES) + 1024 + 64, 256, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
-    case V_WX6: launch(wx_kernel<6>, g, ks, 6 * (WBYTES + XBYTES) + 1024 + 64, 256, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
-    case V_WX8: launch(wx_kernel<8>, g, ks, 8 * (WBYTES + XBYTES) + 1024 + 64, 256, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
-    case V_XR4: launch(xr_kernel<4>, g, ks, 4 * WBYTES + 1024 + 64, 128, s, g.x, M, g.n, g.k, g.y, g.tw); break;
-    case V_XR6: launch(xr_kernel<6>, g, ks, 6 * WBYTES + 1024 + 64, 128, s, g.x, M, g.n, g.k, g.y, g.tw); break;
-    case V_XR7: launch(xr_kernel<7>, g, ks, 7 * WBYTES + 1024 + 64, 128, s, g.x, M, g.n, g.k, g.y, g.tw); break;
+    case V_WX4: launch(wx_kernel<4>, g, ks, 4 * (WBYTES + XBYTES) + 1024 + 64, 256, carve, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
+    case V_WX5: launch(wx_kernel<5>, g, ks, 5 * (WBYTES + XBYTES) + 1024 + 64, 256, carve, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
+    case V_WX6: launch(wx_kernel<6>, g, ks, 6 * (WBYTES + XBYTES) + 1024 + 64, 256, carve, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
+    case V_WX8: launch(wx_kernel<8>, g, ks, 8 * (WBYTES + XBYTES) + 1024 + 64, 256, carve, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
+    case V_XR4: launch(xr_kernel<4>, g, ks, 4 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
+    case V_XR6: launch(xr_kernel<6>, g, ks, 6 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
+    case V_XR7: launch(xr_kernel<7>, g, ks, 7 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
     }
 }
 

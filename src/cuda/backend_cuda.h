@@ -74,7 +74,8 @@ void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode);
  * before its PDL wait (0, default) or after it (1). */
 void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
- * keeps a default (2 CTAs per SM, at most 16 splits, at least 4 k tiles of 64 per split). */
+ * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
+ * tiles of 64 per split). */
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
 /* Test and benchmark hook: the tile GEMM's stage copies, 0 default (TMA boxes past 8 rows),
  * 1 cp.async, 2 TMA boxes (cp.async where the driver has no tensor-map encoder). */

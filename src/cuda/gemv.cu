@@ -259,10 +259,10 @@ cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, in
  * outrun L2. On sm_90a the two warpgroups each run wgmma on 64 weight rows x all tokens
  * straight from the ring (measured: 3-4% off the batch-32 step and 10-15% off a batch-64 step
  * on this kernel, against 8 warps of ldmatrix + mma.sync, which the compute_90 PTX keeps).
- * K is split over CTAs so that about two CTAs per SM stream at once. Up to 16 tokens the last
- * CTA of a tile adds the partials; past 16 the splits of a tile form a thread-block cluster
- * (at most 8) and add through distributed shared memory (before: 32 KiB partial tiles in
- * global memory and a second kernel to add them). */
+ * K is split over CTAs so that about two CTAs per SM stream at once (one past 16 tokens). Up
+ * to 16 tokens the last CTA of a tile adds the partials; past 16 the splits of a tile form a
+ * thread-block cluster (at most 8) and add through distributed shared memory (before: 32 KiB
+ * partial tiles in global memory and a second kernel to add them). */
 constexpr int TW = 8, TBM = TW * 16, TBK = 64, TST = 4;
 constexpr int T_WBYTES = TBM * TBK * 2, T_XBYTES = 64 * TBK * 2;
 constexpr int T_STAGE = T_WBYTES + T_XBYTES;
