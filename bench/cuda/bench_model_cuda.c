@@ -13,7 +13,7 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab]
- *                         [--tile-ctas-ab]
+ *                         [--tile-ctas-ab] [--tile-max-ab N]
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -107,16 +107,19 @@ static void attn_warps_mode(pl_cuda_backend *b, int mode) { pl_cuda_backend_attn
  * past), or two CTAs per SM at every row count (the split before the twelfth session) */
 static void tile_ctas_mode(pl_cuda_backend *b, int mode) { pl_cuda_backend_tune_tile(b, mode ? 2 : 0, 0, 0); }
 
-/* A two-way A/B of the serving step through a backend hook (set(b, 0) is the default):
- * three interleaved rounds, the order reversed in the middle one (contexts grow between
+/* The tile GEMM's K split: the default (0), or at most n splits per tile */
+static void tile_max_mode(pl_cuda_backend *b, int n) { pl_cuda_backend_tune_tile(b, 0, n, 0); }
+
+/* A two-way A/B of the serving step through a backend hook (set(b, 0) is the default, set(b,
+ * on) the other setting): three interleaved rounds, the order reversed in the middle one (contexts grow between
  * settings), each mode's median printed as "<what>: batch B, round r, <name>: step ms". */
 static void ab_rounds(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *lens, int *pos, const int32_t *toks, int steps,
                       int32_t *sampled, double *t, int *rc, char *err, size_t err_len, void (*set)(pl_cuda_backend *, int),
-                      const char *what, const char *const names[2]) {
+                      int on, const char *what, const char *const names[2]) {
     for (int round = 0; round < 3 && !*rc; round++)
         for (int k = 0; k < 2 && !*rc; k++) {
             const int mode = round % 2 ? 1 - k : k;
-            set(m->bctx, mode);
+            set(m->bctx, mode ? on : 0);
             const double med = serving_steps(m, B, seqs, sp, lens, pos, toks, steps, sampled, t, rc, err, err_len);
             if (!*rc) printf("%s: batch %d, round %d, %s: step %.3f ms\n", what, B, round, names[mode], med * 1e3);
         }
@@ -149,7 +152,7 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, warps_ab = 0, ctas_ab = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -161,6 +164,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attn-copy-ab")) attn_copy_ab = 1;
         else if (!strcmp(argv[i], "--attn-early-ab")) early_ab = 1;
         else if (!strcmp(argv[i], "--tile-ctas-ab")) ctas_ab = 1;
+        else if (!strcmp(argv[i], "--tile-max-ab") && i + 1 < argc) tile_max_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-warps-ab")) warps_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
         else if (!strcmp(argv[i], "--context") && i + 1 < argc) context = atoi(argv[++i]);
@@ -237,7 +241,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 5 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (tile_max_n ? 6 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -349,22 +353,27 @@ int main(int argc, char **argv) {
             static const char *const copy_names[2] = {"AUTO", "cp.async"};
             if (attn_copy_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
-                          pl_cuda_backend_attn_copy, "attention copies", copy_names);
+                          pl_cuda_backend_attn_copy, 1, "attention copies", copy_names);
             /* --attn-early-ab: the decode attention reading old keys before its PDL wait (default) or after it */
             static const char *const early_names[2] = {"before the wait", "after the wait"};
             if (early_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
-                          pl_cuda_backend_attn_early, "attention old keys", early_names);
+                          pl_cuda_backend_attn_early, 1, "attention old keys", early_names);
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
-                          attn_warps_mode, "attention CTA width", warps_names);
+                          attn_warps_mode, 1, "attention CTA width", warps_names);
             /* --tile-ctas-ab: the tile GEMM's K split by default or at two CTAs per SM */
             static const char *const ctas_names[2] = {"default split", "2 CTAs/SM"};
             if (ctas_ab)
-                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, tile_ctas_mode,
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, tile_ctas_mode, 1,
                           "tile GEMM split", ctas_names);
+            /* --tile-max-ab N: the tile GEMM's K split by default or with at most N splits */
+            static const char *const max_names[2] = {"default split", "at most N splits"};
+            if (tile_max_n > 0)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, tile_max_mode, tile_max_n,
+                          "tile GEMM split", max_names);
             double st = pl_median(times, steps);
             st_logits = pl_median(times_logits, steps);
             st_nopdl = pl_median(times_nopdl, steps);

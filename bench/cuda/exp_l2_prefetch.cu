@@ -17,7 +17,10 @@
  *   preloading projection  (where a CTA's share fits in shared memory: o) one CTA per SM owns
  *                       N / 132 rows over all K and bulk-copies them into shared memory at
  *                       entry, before its PDL wait; tensor-core math after the wait;
- *   row ownership       the same ownership as a streaming kernel for every shape (rows_gemv).
+ *   row ownership       the same ownership as a streaming kernel for every shape (rows_gemv);
+ *   --bubble-prefetch   only this: the bubble's CTAs themselves ask L2 for the next GEMM's
+ *                       weights at their start (as an attention kernel could for the o
+ *                       projection), against the GEMM cold and warm after a plain bubble.
  * GEMM cost = (variant - bubble alone) / 36. Both largest and default shared-memory carveouts.
  * Results (PERF.md, eleventh session; bench/cuda/results-h200-model/session11/runs/): the o
  * projection takes 8.6-9.6 us after the bubble on cold weights and still 6.85-7.46 us on
@@ -27,12 +30,15 @@
  * 32 KiB bubble (its CTAs enter beside it), 7.5 us after a 100 KiB one and 9.6 us after a
  * 196 KiB one (they cannot), 8.2 us alone; the streaming row-ownership kernel is slower than
  * the tile GEMM on all four projections (24-71% in a chain of its own, 1-67% after a 3 us
- * bubble).
+ * bubble). Thirteenth session (weights evict_first in the tile GEMM), --bubble-prefetch, us per
+ * layer after a 100 KiB 8 us bubble: o cold 8.70, warm 6.87, prefetched by the bubble 9.63; qkv
+ * 10.30 / 7.84 / 12.21. Slower than cold after the 100 and 32 KiB bubbles and the 3 us one,
+ * 0.2-0.4 us faster after the 196 KiB one; nowhere near warm (run 3 of session13/runs/).
  *
  * Not part of the build. On a GPU machine (after building libpagellm.a in build-gpu):
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda bench/cuda/exp_l2_prefetch.cu \
  *        build-gpu/libpagellm.a -lcuda -o exp_l2_prefetch
- *   ./exp_l2_prefetch
+ *   ./exp_l2_prefetch [--bubble-prefetch]
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -58,6 +64,27 @@ __global__ void bubble(long long ns) {
     pdl_trigger();
     pdl_wait();
     extern __shared__ unsigned char sm[];
+    if (threadIdx.x == 0) {
+        const unsigned long long t0 = gtimer();
+        while ((long long)(gtimer() - t0) < ns) {
+        }
+        sm[0] = 1;
+    }
+    __syncthreads();
+}
+
+/* the bubble, and each CTA first asks L2 for its share of the next GEMM's weights (p, bytes),
+ * as an attention kernel could for the o projection after it */
+__global__ void bubble_pf(long long ns, const char *p, size_t bytes) {
+    pdl_trigger();
+    pdl_wait();
+    extern __shared__ unsigned char sm[];
+    constexpr size_t CH = 32768;
+    const size_t share = (bytes / gridDim.x + CH - 1) / CH * CH, b0 = share * blockIdx.x;
+    for (size_t off = b0 + threadIdx.x * CH; off < b0 + share && off < bytes; off += blockDim.x * CH) {
+        const unsigned n = (unsigned)(bytes - off < CH ? bytes - off : CH);
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p + off), "r"(n) : "memory");
+    }
     if (threadIdx.x == 0) {
         const unsigned long long t0 = gtimer();
         while ((long long)(gtimer() - t0) < ns) {
@@ -266,7 +293,8 @@ template <typename F> double max_diff(cudaStream_t s, const __nv_bfloat16 *y, co
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    const bool pf_only = argc > 1 && !strcmp(argv[1], "--bubble-prefetch");
     cudaStream_t s;
     int sms = 0;
     const double copy = exp_start(&s, &sms);
@@ -281,6 +309,7 @@ int main() {
         long long ns;
     } bubs[] = {{128, 196 * 1024, 8000}, {128, 100 * 1024, 8000}, {128, 32 * 1024, 8000}, {128, 100 * 1024, 3000}};
     CK(cudaFuncSetAttribute(bubble, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    CK(cudaFuncSetAttribute(bubble_pf, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     CK(cudaFuncSetAttribute(preload_gemv, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     const size_t rg_smem4 = 4 * RG_PIECE + RG_CW * 32 * 16 + 16 * 4, rg_smem8 = 8 * RG_PIECE + RG_CW * 32 * 16 + 16 * 8;
     CK(cudaFuncSetAttribute(rows_gemv<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rg_smem4));
@@ -324,7 +353,7 @@ int main() {
         };
         printf("%s: %.1f MB of weights per layer, %d splits, ideal %.2f us at the copy rate\n", sh.name, wb / 1e6,
                pl_cuda_gemv_tile_splits(sh.N, sh.K, M, &ws), wb / (copy * 1e3));
-        { /* row ownership (rows_gemv, 4- and 8-slot rings) against the tile GEMM: chains of 36, alone and with a
+        if (!pf_only) { /* row ownership (rows_gemv, 4- and 8-slot rings) against the tile GEMM: chains of 36, alone and with a
            * 3 us small-smem bubble before each GEMM (a small op's stand-in) */
             float ms[7];
             for (int v = 0; v < 7; v++) {
@@ -353,6 +382,28 @@ int main() {
             double mx = 0;
             for (const __nv_bfloat16 &v : ref) mx = fmax(mx, fabs((double)__bfloat162float(v)));
             printf("    check: rows 4 / 8 slots against the tile GEMM: max |diff| %.3g / %.3g of max |y| %.3g\n", d4, d8, mx);
+        }
+        if (pf_only) { /* the bubble issuing the prefetch itself, against cold and warm, o and qkv */
+            if (sh.N * (size_t)sh.K <= (size_t)6144 * 2560)
+                for (const bub &bb : bubs) {
+                    float ms[4] = {};
+                    for (int v = 0; v < 4; v++) /* 0 bubble alone, 1 + GEMM cold, 2 + GEMM warm, 3 prefetching bubble + GEMM */
+                        ms[v] = graph_ms(s, e0, e1, [&] {
+                            for (int l = 0; l < LAYERS; l++) {
+                                const __nv_bfloat16 *w = W[v == 2 ? 0 : l];
+                                if (v == 3) launch(bubble_pf, bb.ctas, 256, bb.smem, s, bb.ns, reinterpret_cast<const char *>(w), wb);
+                                else launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns);
+                                if (v) CK((cudaError_t)pl_cuda_gemv_bf16(w, x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
+                            }
+                        });
+                    const double per = 1e3 / LAYERS;
+                    printf("%s, bubble %d CTAs x %zu KiB for %.1f us: alone %.2f us/layer; GEMM after it: cold %.2f, warm %.2f, "
+                           "prefetched by the bubble %.2f us/layer\n",
+                           sh.name, bb.ctas, bb.smem / 1024, bb.ns / 1e3, ms[0] * per, (ms[1] - ms[0]) * per, (ms[2] - ms[0]) * per,
+                           (ms[3] - ms[0]) * per);
+                }
+            release();
+            continue;
         }
         if (sh.N * (size_t)sh.K > (size_t)6144 * 2560) { /* the bubble study: o and qkv only */
             release();
