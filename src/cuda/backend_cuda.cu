@@ -337,7 +337,8 @@ template <typename T> __device__ __forceinline__ float round_act(float x) { retu
 
 /* Every kernel of a step starts with pdl_trigger + pdl_wait (ptx.cuh) and is launched with
  * launch_pdl: its launch overlaps the kernel before it, and the next kernel (a skinny GEMM
- * loading weights, say) may start early and wait for our results. */
+ * loading weights, say) may start early and wait for our results. Before the wait a kernel
+ * reads model constants only (weights), never what an earlier kernel of the step wrote. */
 
 template <typename R> __device__ __forceinline__ R warp_sum(R v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -407,9 +408,13 @@ __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, fl
 __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 *x, const float *w, int dim, float eps,
                                           __nv_bfloat16 *out) {
     pdl_trigger();
-    pdl_wait();
     __shared__ float red[32];
     const int c = threadIdx.x, nc = dim / 8;
+    /* the norm weights are model constants: read them before the wait, off the path from the
+     * reduction to the store */
+    float4 w0 = make_float4(0.f, 0.f, 0.f, 0.f), w1 = w0;
+    if (c < nc) w0 = reinterpret_cast<const float4 *>(w)[2 * c], w1 = reinterpret_cast<const float4 *>(w)[2 * c + 1];
+    pdl_wait();
     uint4 *hr = reinterpret_cast<uint4 *>(h + (size_t)blockIdx.x * dim);
     const uint4 *xr = reinterpret_cast<const uint4 *>(x + (size_t)blockIdx.x * dim);
     __nv_bfloat162 v[4];
@@ -429,7 +434,6 @@ __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 
     ss = block_sum(ss, red);
     const float inv = 1.0f / sqrtf(ss / (float)dim + eps);
     if (c < nc) {
-        const float4 w0 = reinterpret_cast<const float4 *>(w)[2 * c], w1 = reinterpret_cast<const float4 *>(w)[2 * c + 1];
         const float ww[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
         __nv_bfloat162 o[4];
 #pragma unroll
@@ -456,13 +460,21 @@ __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int row
     }
 }
 
+/* A lane's first 8 norm weights of a head (elements lane + 32 j), read before the PDL wait:
+ * the weights are model constants, so their load leaves the path from the sum to the store. */
+constexpr int NR_WREG = 8;
+__device__ __forceinline__ void head_weights(const float *w, int hd, int lane, float (&wv)[NR_WREG]) {
+#pragma unroll
+    for (int j = 0; j < NR_WREG; ++j) wv[j] = w && lane + 32 * j < hd ? w[lane + 32 * j] : 0.f;
+}
+
 /* One warp, one head of hd values: RMSNorm with weight w (rounded to the act dtype, as the
- * CPU path), then the half-split rotation by the row's table c, into dst (src itself for in
- * place: every lane reads before the warp_sum, writes after it) and into dst2 when set.
- * v: the warp's hd floats of shared memory. */
+ * CPU path; wv: its first elements, from head_weights), then the half-split rotation by the
+ * row's table c, into dst (src itself for in place: every lane reads before the warp_sum,
+ * writes after it) and into dst2 when set. v: the warp's hd floats of shared memory. */
 template <typename T>
-__device__ __forceinline__ void norm_rope_head(const T *src, const float *w, int hd, float eps, const float *c, float *v,
-                                               int lane, T *dst, T *dst2) {
+__device__ __forceinline__ void norm_rope_head(const T *src, const float *w, const float (&wv)[NR_WREG], int hd, float eps,
+                                               const float *c, float *v, int lane, T *dst, T *dst2) {
     float ss = 0.f;
     for (int i = lane; i < hd; i += 32) {
         const float x = tof(src[i]);
@@ -471,7 +483,10 @@ __device__ __forceinline__ void norm_rope_head(const T *src, const float *w, int
     }
     ss = warp_sum(ss);
     const float inv = 1.0f / sqrtf(ss / (float)hd + eps);
-    for (int i = lane; i < hd; i += 32) v[i] = round_act<T>(v[i] * inv * w[i]);
+#pragma unroll
+    for (int j = 0; j < NR_WREG; ++j)
+        if (lane + 32 * j < hd) v[lane + 32 * j] = round_act<T>(v[lane + 32 * j] * inv * wv[j]);
+    for (int i = lane + 32 * NR_WREG; i < hd; i += 32) v[i] = round_act<T>(v[i] * inv * w[i]);
     __syncwarp();
     const int half = hd / 2;
     const float *s = c + half;
@@ -493,14 +508,16 @@ template <typename T>
 __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int hd, const float *wq, const float *wk,
                                     float eps, const float *cst, T *q_out) {
     pdl_trigger();
-    pdl_wait();
     extern __shared__ float sm[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int h = blockIdx.y * (blockDim.x >> 5) + warp, r = blockIdx.x;
+    float wv[NR_WREG];
+    head_weights(h < nq + nkv ? (h < nq ? wq : wk) : nullptr, hd, lane, wv);
+    pdl_wait();
     if (h >= nq + nkv) return; /* no block-wide barrier below */
     T *p = qkv + (size_t)r * stride + (size_t)h * hd;
     T *d = q_out && h < nq ? q_out + ((size_t)r * nq + h) * hd : p;
-    norm_rope_head<T>(p, h < nq ? wq : wk, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, d, nullptr);
+    norm_rope_head<T>(p, h < nq ? wq : wk, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, d, nullptr);
 }
 
 /* qk_norm_rope_kernel with q_out and the K/V append of the same rows in one launch: one warp
@@ -512,14 +529,16 @@ __global__ void qk_norm_rope_append_kernel(T *qkv, size_t stride, int nq, int nk
                                            float eps, const float *cst, T *q_out, const int32_t *page_ids,
                                            const int32_t *slots, int page_size, int num_pages, T *kp, T *vp) {
     pdl_trigger();
-    pdl_wait();
     extern __shared__ float sm[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int h = blockIdx.y * (blockDim.x >> 5) + warp, r = blockIdx.x;
+    float wv[NR_WREG];
+    head_weights(h < nq ? wq : h < nq + nkv ? wk : nullptr, hd, lane, wv); /* v heads: no norm */
+    pdl_wait();
     if (h >= nq + 2 * nkv) return; /* no block-wide barrier below */
     T *p = qkv + (size_t)r * stride + (size_t)h * hd;
     if (h < nq) {
-        norm_rope_head<T>(p, wq, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, q_out + ((size_t)r * nq + h) * hd,
+        norm_rope_head<T>(p, wq, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, q_out + ((size_t)r * nq + h) * hd,
                           nullptr);
         return;
     }
@@ -530,7 +549,7 @@ __global__ void qk_norm_rope_append_kernel(T *qkv, size_t stride, int nq, int nk
     if (page >= 0 && page < num_pages && slot >= 0 && slot < page_size)
         pg = (is_k ? kp : vp) + (((size_t)page * nkv + kvh) * page_size + slot) * hd;
     if (is_k) {
-        norm_rope_head<T>(p, wk, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, p, pg);
+        norm_rope_head<T>(p, wk, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, p, pg);
     } else if (pg) {
         for (int i = lane; i < hd; i += 32) pg[i] = p[i];
     }
