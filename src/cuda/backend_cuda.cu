@@ -338,7 +338,7 @@ template <typename T> __device__ __forceinline__ float round_act(float x) { retu
 /* Every kernel of a step starts with pdl_trigger + pdl_wait (ptx.cuh) and is launched with
  * launch_pdl: its launch overlaps the kernel before it, and the next kernel (a skinny GEMM
  * loading weights, say) may start early and wait for our results. Before the wait a kernel
- * reads model constants only (weights), never what an earlier kernel of the step wrote. */
+ * reads only what no kernel of the step writes (weights; the decode attention's old keys). */
 
 template <typename R> __device__ __forceinline__ R warp_sum(R v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
