@@ -58,32 +58,26 @@ namespace {
 constexpr int LAYERS = 36, M = 4;
 
 
+constexpr size_t PF_CHUNK = 32768; /* bytes per L2 prefetch request */
+
+/* asks L2 for bytes [off, off + n) of p, n <= PF_CHUNK; nothing waits for the data */
+__device__ __forceinline__ void l2_prefetch(const char *p, size_t off, size_t bytes) {
+    const unsigned n = (unsigned)(bytes - off < PF_CHUNK ? bytes - off : PF_CHUNK);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p + off), "r"(n) : "memory");
+}
+
 /* holds its SM slot (and smem) for ns nanoseconds after the kernel before it, as the decode
- * attention does at batch 4, without DRAM traffic */
-__global__ void bubble(long long ns) {
+ * attention does at batch 4, without DRAM traffic of its own; with p set, each CTA first asks
+ * L2 for its share of the bytes at p (the next GEMM's weights), as an attention kernel could
+ * for the o projection after it */
+__global__ void bubble(long long ns, const char *p, size_t bytes) {
     pdl_trigger();
     pdl_wait();
     extern __shared__ unsigned char sm[];
-    if (threadIdx.x == 0) {
-        const unsigned long long t0 = gtimer();
-        while ((long long)(gtimer() - t0) < ns) {
-        }
-        sm[0] = 1;
-    }
-    __syncthreads();
-}
-
-/* the bubble, and each CTA first asks L2 for its share of the next GEMM's weights (p, bytes),
- * as an attention kernel could for the o projection after it */
-__global__ void bubble_pf(long long ns, const char *p, size_t bytes) {
-    pdl_trigger();
-    pdl_wait();
-    extern __shared__ unsigned char sm[];
-    constexpr size_t CH = 32768;
-    const size_t share = (bytes / gridDim.x + CH - 1) / CH * CH, b0 = share * blockIdx.x;
-    for (size_t off = b0 + threadIdx.x * CH; off < b0 + share && off < bytes; off += blockDim.x * CH) {
-        const unsigned n = (unsigned)(bytes - off < CH ? bytes - off : CH);
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p + off), "r"(n) : "memory");
+    if (p) {
+        const size_t share = (bytes / gridDim.x + PF_CHUNK - 1) / PF_CHUNK * PF_CHUNK, b0 = share * blockIdx.x;
+        for (size_t off = b0 + threadIdx.x * PF_CHUNK; off < b0 + share && off < bytes; off += blockDim.x * PF_CHUNK)
+            l2_prefetch(p, off, bytes);
     }
     if (threadIdx.x == 0) {
         const unsigned long long t0 = gtimer();
@@ -94,16 +88,14 @@ __global__ void bubble_pf(long long ns, const char *p, size_t bytes) {
     __syncthreads();
 }
 
-/* asks L2 for bytes at p in 32 KiB requests and exits (nothing waits for the data); after
+/* asks L2 for bytes at p in PF_CHUNK requests and exits (nothing waits for the data); after
  * the kernel before it when wait != 0, else at once (beside that kernel's tail) */
 __global__ void prefetch_l2(const char *p, size_t bytes, int wait) {
     pdl_trigger();
     if (wait) pdl_wait();
-    constexpr size_t CH = 32768;
-    for (size_t off = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * CH; off < bytes; off += (size_t)gridDim.x * blockDim.x * CH) {
-        const unsigned n = (unsigned)(bytes - off < CH ? bytes - off : CH);
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p + off), "r"(n) : "memory");
-    }
+    for (size_t off = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * PF_CHUNK; off < bytes;
+         off += (size_t)gridDim.x * blockDim.x * PF_CHUNK)
+        l2_prefetch(p, off, bytes);
 }
 
 /* The projection with its whole weight share resident before the PDL wait: one CTA per SM
@@ -309,7 +301,6 @@ int main(int argc, char **argv) {
         long long ns;
     } bubs[] = {{128, 196 * 1024, 8000}, {128, 100 * 1024, 8000}, {128, 32 * 1024, 8000}, {128, 100 * 1024, 3000}};
     CK(cudaFuncSetAttribute(bubble, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
-    CK(cudaFuncSetAttribute(bubble_pf, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     CK(cudaFuncSetAttribute(preload_gemv, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
     const size_t rg_smem4 = 4 * RG_PIECE + RG_CW * 32 * 16 + 16 * 4, rg_smem8 = 8 * RG_PIECE + RG_CW * 32 * 16 + 16 * 8;
     CK(cudaFuncSetAttribute(rows_gemv<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rg_smem4));
@@ -359,7 +350,7 @@ int main(int argc, char **argv) {
             for (int v = 0; v < 7; v++) {
                 auto enqueue = [&] {
                     for (int l = 0; l < LAYERS; l++) {
-                        if (v >= 3) launch(bubble, 128, 256, (size_t)16, s, 3000LL);
+                        if (v >= 3) launch(bubble, 128, 256, (size_t)16, s, 3000LL, (const char *)nullptr, (size_t)0);
                         const int k = v >= 3 ? v - 3 : v + 1; /* 0: bubble only, 1 tile, 2 rows<4>, 3 rows<8> */
                         if (k == 1) CK((cudaError_t)pl_cuda_gemv_bf16(W[l], x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
                         if (k == 2) launch(rows_gemv<4>, sms, (RG_CW + 1) * 32, rg_smem4, s, (const __nv_bfloat16 *)W[l], (const __nv_bfloat16 *)x, sh.N, sh.K, y);
@@ -391,8 +382,8 @@ int main(int argc, char **argv) {
                         ms[v] = graph_ms(s, e0, e1, [&] {
                             for (int l = 0; l < LAYERS; l++) {
                                 const __nv_bfloat16 *w = W[v == 2 ? 0 : l];
-                                if (v == 3) launch(bubble_pf, bb.ctas, 256, bb.smem, s, bb.ns, reinterpret_cast<const char *>(w), wb);
-                                else launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns);
+                                launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns, v == 3 ? reinterpret_cast<const char *>(w) : nullptr,
+                                       v == 3 ? wb : (size_t)0);
                                 if (v) CK((cudaError_t)pl_cuda_gemv_bf16(w, x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
                             }
                         });
@@ -427,9 +418,9 @@ int main(int argc, char **argv) {
                     for (int l = 0; l < LAYERS; l++) {
                         const __nv_bfloat16 *w = W[v == 3 ? 0 : l];
                         if (v == 2 || v == 5)
-                            launch(prefetch_l2, (int)((wb + 32 * 32768 - 1) / (32 * 32768)), 32, 0, s, reinterpret_cast<const char *>(w),
+                            launch(prefetch_l2, (int)((wb + 32 * PF_CHUNK - 1) / (32 * PF_CHUNK)), 32, 0, s, reinterpret_cast<const char *>(w),
                                    wb, v == 5 ? 1 : 0);
-                        if (v != 4 && v != 7) launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns);
+                        if (v != 4 && v != 7) launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns, (const char *)nullptr, (size_t)0);
                         if (v >= 6) launch(preload_gemv, sms, PRE_WARPS * 32, pre_smem, s, w, (const __nv_bfloat16 *)x, sh.N, sh.K, y);
                         else if (v != 0) CK((cudaError_t)pl_cuda_gemv_bf16(w, x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
                     }
