@@ -295,8 +295,8 @@ static void test_elementwise(pair *p) {
         free(x), free(w), free(xa), free(co), free(go), free(cf), free(gf);
     }
     /* rope table, then q/k norm + RoPE on the same table */
-    int hds[] = {64, 128};
-    for (int k = 0; k < 2; k++) {
+    int hds[] = {64, 128, 96, 256}; /* 64, 128, 256: the head in registers; 96: through shared memory */
+    for (int k = 0; k < 4; k++) {
         int R = 7, hd = hds[k], nq = 4, nkv = 2;
         int32_t pos[7] = {0, 1, 17, 1000, 40000, 131071, 5};
         float *ccs = malloc(sizeof(float) * R * hd), *gcs = malloc(sizeof(float) * R * hd);

@@ -502,6 +502,49 @@ __device__ __forceinline__ void norm_rope_head(const T *src, const float *w, con
     }
 }
 
+/* norm_rope_head for hd = 32 * E, E even (Qwen3: 128): lane l holds elements l + 32 j, and the
+ * rotation pairs (i, i + hd / 2) are its own j and j + E / 2, so the head stays in registers
+ * (no shared memory, no second pass); the same arithmetic in the same order, so the same bits. */
+template <typename T, int E>
+__device__ __forceinline__ void norm_rope_head_reg(const T *src, const float (&wv)[NR_WREG], float eps, const float *c, int lane,
+                                                   T *dst, T *dst2) {
+    static_assert(E % 2 == 0 && E <= NR_WREG, "E even, its weights in wv");
+    constexpr int hd = 32 * E, half = hd / 2;
+    float x[E], ss = 0.f;
+#pragma unroll
+    for (int j = 0; j < E; ++j) {
+        x[j] = tof(src[lane + 32 * j]);
+        ss += x[j] * x[j];
+    }
+    ss = warp_sum(ss);
+    const float inv = 1.0f / sqrtf(ss / (float)hd + eps);
+#pragma unroll
+    for (int j = 0; j < E; ++j) x[j] = round_act<T>(x[j] * inv * wv[j]);
+    const float *s = c + half;
+#pragma unroll
+    for (int j = 0; j < E / 2; ++j) {
+        const int i = lane + 32 * j;
+        const float x0 = x[j], x1 = x[j + E / 2];
+        const T y0 = fromf<T>(x0 * c[i] - x1 * s[i]), y1 = fromf<T>(x1 * c[i] + x0 * s[i]);
+        dst[i] = y0;
+        dst[i + half] = y1;
+        if (dst2) {
+            dst2[i] = y0;
+            dst2[i + half] = y1;
+        }
+    }
+}
+
+/* norm_rope_head, in registers where hd allows (64, 128, 256). */
+template <typename T>
+__device__ __forceinline__ void norm_rope_any(const T *src, const float *w, const float (&wv)[NR_WREG], int hd, float eps,
+                                              const float *c, float *v, int lane, T *dst, T *dst2) {
+    if (hd == 128) norm_rope_head_reg<T, 4>(src, wv, eps, c, lane, dst, dst2);
+    else if (hd == 64) norm_rope_head_reg<T, 2>(src, wv, eps, c, lane, dst, dst2);
+    else if (hd == 256) norm_rope_head_reg<T, 8>(src, wv, eps, c, lane, dst, dst2);
+    else norm_rope_head<T>(src, w, wv, hd, eps, c, v, lane, dst, dst2);
+}
+
 /* One warp per (row, head): norm + RoPE of the q and k heads, in place (q heads to q_out
  * when set). */
 template <typename T>
@@ -517,7 +560,7 @@ __global__ void qk_norm_rope_kernel(T *qkv, size_t stride, int nq, int nkv, int 
     if (h >= nq + nkv) return; /* no block-wide barrier below */
     T *p = qkv + (size_t)r * stride + (size_t)h * hd;
     T *d = q_out && h < nq ? q_out + ((size_t)r * nq + h) * hd : p;
-    norm_rope_head<T>(p, h < nq ? wq : wk, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, d, nullptr);
+    norm_rope_any<T>(p, h < nq ? wq : wk, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, d, nullptr);
 }
 
 /* qk_norm_rope_kernel with q_out and the K/V append of the same rows in one launch: one warp
@@ -537,19 +580,17 @@ __global__ void qk_norm_rope_append_kernel(T *qkv, size_t stride, int nq, int nk
     pdl_wait();
     if (h >= nq + 2 * nkv) return; /* no block-wide barrier below */
     T *p = qkv + (size_t)r * stride + (size_t)h * hd;
-    if (h < nq) {
-        norm_rope_head<T>(p, wq, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, q_out + ((size_t)r * nq + h) * hd,
-                          nullptr);
-        return;
+    T *pg = nullptr; /* the k or v head's page slot */
+    if (h >= nq) {
+        const bool is_k = h < nq + nkv;
+        const int kvh = h - nq - (is_k ? 0 : nkv);
+        const int32_t page = page_ids[r], slot = slots[r];
+        if (page >= 0 && page < num_pages && slot >= 0 && slot < page_size)
+            pg = (is_k ? kp : vp) + (((size_t)page * nkv + kvh) * page_size + slot) * hd;
     }
-    const bool is_k = h < nq + nkv;
-    const int kvh = h - nq - (is_k ? 0 : nkv);
-    const int32_t page = page_ids[r], slot = slots[r];
-    T *pg = nullptr;
-    if (page >= 0 && page < num_pages && slot >= 0 && slot < page_size)
-        pg = (is_k ? kp : vp) + (((size_t)page * nkv + kvh) * page_size + slot) * hd;
-    if (is_k) {
-        norm_rope_head<T>(p, wk, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, p, pg);
+    if (h < nq + nkv) { /* one call site for q and k: the code exists once */
+        T *d = h < nq ? q_out + ((size_t)r * nq + h) * hd : p;
+        norm_rope_any<T>(p, h < nq ? wq : wk, wv, hd, eps, cst + (size_t)r * hd, sm + (size_t)warp * hd, lane, d, pg);
     } else if (pg) {
         for (int i = lane; i < hd; i += 32) pg[i] = p[i];
     }
