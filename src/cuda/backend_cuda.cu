@@ -468,6 +468,20 @@ __device__ __forceinline__ void head_weights(const float *w, int hd, int lane, f
     for (int j = 0; j < NR_WREG; ++j) wv[j] = w && lane + 32 * j < hd ? w[lane + 32 * j] : 0.f;
 }
 
+/* Element i and i + half of a head rotated by the row's table c (cos, then sin at c + half),
+ * into dst and dst2 when set. */
+template <typename T>
+__device__ __forceinline__ void rope_pair(float x0, float x1, const float *c, int i, int half, T *dst, T *dst2) {
+    const float *s = c + half;
+    const T y0 = fromf<T>(x0 * c[i] - x1 * s[i]), y1 = fromf<T>(x1 * c[i] + x0 * s[i]);
+    dst[i] = y0;
+    dst[i + half] = y1;
+    if (dst2) {
+        dst2[i] = y0;
+        dst2[i + half] = y1;
+    }
+}
+
 /* One warp, one head of hd values: RMSNorm with weight w (rounded to the act dtype, as the
  * CPU path; wv: its first elements, from head_weights), then the half-split rotation by the
  * row's table c, into dst (src itself for in place: every lane reads before the warp_sum,
@@ -489,17 +503,7 @@ __device__ __forceinline__ void norm_rope_head(const T *src, const float *w, con
     for (int i = lane + 32 * NR_WREG; i < hd; i += 32) v[i] = round_act<T>(v[i] * inv * w[i]);
     __syncwarp();
     const int half = hd / 2;
-    const float *s = c + half;
-    for (int i = lane; i < half; i += 32) {
-        const float x0 = v[i], x1 = v[i + half];
-        const T y0 = fromf<T>(x0 * c[i] - x1 * s[i]), y1 = fromf<T>(x1 * c[i] + x0 * s[i]);
-        dst[i] = y0;
-        dst[i + half] = y1;
-        if (dst2) {
-            dst2[i] = y0;
-            dst2[i + half] = y1;
-        }
-    }
+    for (int i = lane; i < half; i += 32) rope_pair(v[i], v[i + half], c, i, half, dst, dst2);
 }
 
 /* norm_rope_head for hd = 32 * E, E even (Qwen3: 128): lane l holds elements l + 32 j, and the
@@ -520,19 +524,8 @@ __device__ __forceinline__ void norm_rope_head_reg(const T *src, const float (&w
     const float inv = 1.0f / sqrtf(ss / (float)hd + eps);
 #pragma unroll
     for (int j = 0; j < E; ++j) x[j] = round_act<T>(x[j] * inv * wv[j]);
-    const float *s = c + half;
 #pragma unroll
-    for (int j = 0; j < E / 2; ++j) {
-        const int i = lane + 32 * j;
-        const float x0 = x[j], x1 = x[j + E / 2];
-        const T y0 = fromf<T>(x0 * c[i] - x1 * s[i]), y1 = fromf<T>(x1 * c[i] + x0 * s[i]);
-        dst[i] = y0;
-        dst[i + half] = y1;
-        if (dst2) {
-            dst2[i] = y0;
-            dst2[i + half] = y1;
-        }
-    }
+    for (int j = 0; j < E / 2; ++j) rope_pair(x[j], x[j + E / 2], c, lane + 32 * j, half, dst, dst2);
 }
 
 /* norm_rope_head, in registers where hd allows (64, 128, 256). */

@@ -1,0 +1,14 @@
+#!/bin/bash
+# session 14 run 6: the cluster split-K tail (17-64 rows) with its barrier split around the stores (arrive after the DSMEM reads, wait before exit): test_cuda_backend, A/B against the committed build (bench_base)
+cd "$(dirname "$0")/../.."
+B=$PWD/.carry/s14/bin
+export LD_LIBRARY_PATH=$PWD/.carry/cm/lib:/usr/local/cuda/lib64 PAGELLM_ROOT=$PWD OMP_WAIT_POLICY=passive OMP_NUM_THREADS=$(nproc)
+O=${OUT:-/tmp/out}; mkdir -p $O
+timeout 150 $B/test_cuda_backend > $O/test_backend.log 2>&1; echo "backend rc $? $(tail -n 1 $O/test_backend.log)"
+grep -m8 -i "fail" $O/test_backend.log
+for r in 1 2 3; do
+  for v in base model_cuda; do
+    timeout 100 $B/bench_$v --only decode --batches 4,32,64 > $O/bm_$v.$r.txt 2>&1 || echo "bm $v rc $?"
+  done
+done
+echo "== step ms (x roofline) =="; for f in $O/bm_base.*.txt $O/bm_model_cuda.*.txt; do echo "$(basename $f): $(grep -E '^(4|32|64) ' $f | awk '{printf "B%s %s (%s) | ", $1, $3, $6}')"; done
