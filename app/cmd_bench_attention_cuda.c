@@ -267,7 +267,8 @@ static void usage(FILE *f) {
             "                         decode batches (default off)\n"
             "  --help                 this text\n"
             "decode variants: decode-mma (AUTO), decode-mma-cpasync / decode-mma-tma (K/V copies forced),\n"
-            "decode-mma-ws (caller workspace), decode-mma-wN-ws (the CTA width AUTO did not pick), vector;\n"
+            "decode-mma-ws (caller workspace), decode-mma-wN-ws (the CTA width AUTO did not pick),\n"
+            "decode-mma-u1-ws (one work unit per CTA; AUTO gives a CTA several past one wave), vector;\n"
             "each paged (page 128, shuffled ids) and on one contiguous page per sequence\n");
 }
 
@@ -427,6 +428,11 @@ int pl_cmd_bench_attention_cuda(int argc, char **argv) {
                     vars[nv].workspace = ws;
                     vars[nv].workspace_bytes = ws_bytes;
                     snprintf(names[nv++], 32, "decode-mma-w%d-ws", other_w);
+                    vars[nv].kernel = PL_CUDA_ATTN_DECODE_MMA; /* one work unit per CTA (AUTO takes more past a wave) */
+                    vars[nv].decode_units_per_cta = 1;
+                    vars[nv].workspace = ws;
+                    vars[nv].workspace_bytes = ws_bytes;
+                    snprintf(names[nv++], 32, "decode-mma-u1-ws");
                     vars[nv].kernel = PL_CUDA_ATTN_VECTOR;
                     snprintf(names[nv++], 32, "vector");
                     if (o.sweep && jb->B * HKV < 132) {

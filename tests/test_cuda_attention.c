@@ -124,6 +124,15 @@ static double run_and_compare(const at_problem *p, const dev_prob *d, const floa
     return maxerr;
 }
 
+/* The options ask for what the shape cannot take: PL_ERR_UNSUPPORTED, the message naming `what`. */
+static void expect_refused(const at_problem *p, const dev_prob *d, const pl_cuda_attn_options *o, const char *what, const char *label) {
+    pl_paged_attention_args a = dev_args(p, d);
+    char e2[256] = "";
+    const int rc = pl_paged_attention_cuda_ex(&a, o, NULL, e2, sizeof e2);
+    CHECK_MSG(rc == PL_ERR_UNSUPPORTED && strstr(e2, what) != NULL, "%s: status %d (%s), want PL_ERR_UNSUPPORTED naming %s", label, rc, e2,
+              what);
+}
+
 static void check_all_kernels(const at_problem *p, const char *label, int quick) {
     char err[256];
     float *ref = at_reference_f32(p, err, sizeof err);
@@ -176,13 +185,28 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
                 run_and_compare(p, &d, ref, &o, lab);
                 o.decode_early_kv = 0;
             } else {
-                pl_paged_attention_args a = dev_args(p, &d);
-                char e2[256] = "";
-                const int rc = pl_paged_attention_cuda_ex(&a, &o, NULL, e2, sizeof e2);
-                CHECK_MSG(rc == PL_ERR_UNSUPPORTED && strstr(e2, "decode_copy") != NULL,
-                          "%s: forced TMA at page_size %d: status %d (%s), want PL_ERR_UNSUPPORTED naming decode_copy", label,
-                          p->a.page_size, rc, e2);
+                snprintf(lab, sizeof lab, "%s: forced TMA at page_size %d", label, p->a.page_size);
+                expect_refused(p, &d, &o, "decode_copy", lab);
             }
+            /* several work units per CTA, each warp's stream running on into the next unit
+             * (AUTO does this past one wave of CTAs, which these small shapes do not reach):
+             * 4-warp CTAs, at most 8 query rows per KV head, else refused by name */
+            o.decode_copy = rint_(0, 1);
+            o.mma_warps = 4;
+            o.num_splits = rint_(0, 5);
+            o.decode_units_per_cta = rint_(2, 5);
+            o.decode_early_kv = rint_(0, 1);
+            if (p->a.num_heads / p->a.num_kv_heads * p->a.query_len <= 8) {
+                snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, %s%s, splits %d", label, o.decode_units_per_cta,
+                         o.decode_copy ? "cp.async" : "AUTO copies", o.decode_early_kv ? ", old keys early" : "", o.num_splits);
+                run_and_compare(p, &d, ref, &o, lab);
+            } else {
+                snprintf(lab, sizeof lab, "%s: %d units per CTA at %d rows", label, o.decode_units_per_cta,
+                         p->a.num_heads / p->a.num_kv_heads * p->a.query_len);
+                expect_refused(p, &d, &o, "decode_units_per_cta", lab);
+            }
+            o.decode_units_per_cta = 0;
+            o.decode_early_kv = 0;
             o.decode_copy = 0;
             o.mma_warps = 0;
             o.kernel = PL_CUDA_ATTN_MMA;
@@ -236,6 +260,18 @@ static void fixtures(void) {
         int ctx[1] = {t ? 129 : 73};
         make_prob(&p, PL_BF16, 1, 4, 2, t ? 65 : 9, 128, 32, 1, ctx);
         check_all_kernels(&p, t ? "day5 L65" : "day5 L9", 0);
+        at_free(&p);
+    }
+    /* more work units than two 4-warp CTAs per SM hold (70 sequences x 8 KV heads), so AUTO
+     * gives each CTA several in a row; query_len 2 keeps 8 rows per KV head, 3 makes 12 (one
+     * unit per CTA again); contexts 0-300, page 16 */
+    for (int L = 1; L <= 3; ++L) {
+        int ctx[70];
+        for (int b = 0; b < 70; ++b) ctx[b] = rint_(0, 9) == 0 ? 0 : rint_(L, 300);
+        make_prob(&p, PL_BF16, 70, 32, 8, L, 128, 16, 1, ctx);
+        char lab[48];
+        snprintf(lab, sizeof lab, "70 sequences, L%d", L);
+        check_all_kernels(&p, lab, 0);
         at_free(&p);
     }
     /* context inside one page; D 32 generic bf16 decode */

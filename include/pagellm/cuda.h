@@ -48,6 +48,11 @@ typedef struct pl_cuda_attn_options {
                                    before waiting for that kernel (programmatic dependent launch),
                                    so old keys stream in while it ends; AUTO then prefers 4-warp
                                    CTAs, which fit beside that kernel's */
+    int decode_units_per_cta;   /* DECODE_MMA: (split, row chunk, KV head, sequence) units per CTA,
+                                   its K/V stream running on from one unit into the next; 0 =
+                                   AUTO (as many as make one wave of two 4-warp CTAs per SM),
+                                   1 = one unit per CTA; more than 1 needs 4-warp CTAs and at
+                                   most 8 query rows per KV head (PL_ERR_UNSUPPORTED otherwise) */
 } pl_cuda_attn_options;
 
 /* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options

@@ -1,6 +1,7 @@
 /* pl_paged_attention_cuda: shape checks, kernel choice and launch, plus the on-request
  * block-table validation (a device-to-host copy) with the messages of the CPU operator. */
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,19 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
          * (1x8192 6%, 8x4096 3.5%): cp.async there */
         p.decode_copy = o.decode_copy == 1 || o.decode_copy == 2 ? o.decode_copy : p.wide_ctas && p.chunk < 4096 ? 1 : 0;
         p.early_kv = kern == PL_CUDA_ATTN_DECODE_MMA && o.decode_early_kv == 1 && p.pdl;
+        /* DECODE_MMA work units; past one wave, a CTA takes several in a row (its stream runs on
+         * into the next unit instead of a second wave of CTAs starting from nothing) */
+        const long long units = base * splits;
+        if (units > INT_MAX) return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "decode: %lld work units (batch x KV heads x splits) exceed %d", units, INT_MAX);
+        p.units = (int)units;
+        p.units_per_cta = 1;
+        if (o.decode_units_per_cta > 0) p.units_per_cta = o.decode_units_per_cta;
+        else if (kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas && R <= 8 && units > resident)
+            p.units_per_cta = (int)((units + resident - 1) / resident);
+        if (kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && (p.wide_ctas || R > 8))
+            return pl_fail(err, err_len, PL_ERR_UNSUPPORTED,
+                           "decode_units_per_cta: %d units per CTA need 4-warp CTAs and at most 8 query rows per KV head (here %d warps, %d rows)",
+                           p.units_per_cta, p.wide_ctas ? 8 : 4, R);
     }
     *kern_out = kern;
     *pp = p;

@@ -24,6 +24,8 @@ typedef struct pl_attn_params {
     int wide_ctas;     /* DECODE_MMA: 8 warps per CTA (one CTA per SM) instead of 4 */
     int decode_copy;   /* DECODE_MMA: 0 TMA where it applies, 1 cp.async, 2 TMA or fail */
     int early_kv;      /* DECODE_MMA: old keys final before the kernel before us started (pl_cuda_attn_options) */
+    int units;         /* DECODE_MMA: (split, 16-row chunk, KV head, sequence) work units */
+    int units_per_cta; /* DECODE_MMA: consecutive units per CTA (>= 1) */
 } pl_attn_params;
 
 #ifdef __cplusplus

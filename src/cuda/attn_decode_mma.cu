@@ -3,11 +3,17 @@
  * m16n8k16 tile, so each K/V byte is read once per KV head and the dot products cost ~6
  * instructions per key instead of ~80 on CUDA cores.
  *
- * A CTA of 4 warps (8 when there are no more units than SMs) owns one KV head, one 16-row
- * chunk and one context split. Each warp walks its own 16-key tiles (tiles w, w + NW, ...)
+ * A work unit is one KV head, one 16-row chunk and one context split of a sequence. A CTA of
+ * 4 warps (8 when there are no more units than SMs) takes one unit, or several in a row when
+ * there are more units than two CTAs per SM hold (then each warp's stream runs on into the
+ * next unit: measured on the H200 2-3% off batch-48 to 128 decode alone, ~0.7% off the
+ * batch-64 step). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
  * through a private 3-stage ring (8 KiB per stage: K and V rows, 16-byte chunks
- * XOR-swizzled for ldmatrix), so warps never wait on each other until the final merge of
- * their (max, sum, out) states. A stage is filled either by 32 cp.async of 16 bytes per lane,
+ * XOR-swizzled for ldmatrix), so warps never wait on each other until the merge of their
+ * (max, sum, out) states, which runs lane by lane on the MMA fragments (one round through
+ * shared memory, each warp combining and storing a share of the columns). With the query rows
+ * through registers, that rewrite alone (one unit per CTA) measured 2-10% off 32x4096 to
+ * 128x512 decode on the H200 against a merge of whole rows by every thread. A stage is filled either by 32 cp.async of 16 bytes per lane,
  * or, when page_size % 16 == 0, by four TMA boxes (a tensor map over the page pool, 128-byte
  * swizzle) that one lane issues and an mbarrier counts. Measured on the H200: TMA 0-1.8%
  * faster on long ranges (16x32768, 64x8192), 3-6% slower for 8-warp CTAs on short ranges
@@ -36,6 +42,9 @@ template <int NW> constexpr int smem_bytes() { return kQBytes + NW * kWarpRing; 
 /* TMA variant: the same plus 1 KiB to align the base for the 128-byte swizzle and the warps'
  * stage barriers */
 template <int NW> constexpr int smem_bytes_tma() { return 1024 + smem_bytes<NW>() + NW * kStages * 8; }
+/* the warps' merge: per slot, 8-row half and lane, 32 outputs and (max, sum); a CTA of several
+ * units has two slots of one half of its own (8.5 KiB: two CTAs per SM still fit) */
+constexpr int kMergeOwn = 2 * 34 * 32 * 4;
 
 /* TMA stage layout of a 16-key tile: head-dim halves [2][16 keys][128 bytes] in the 128-byte
  * swizzle (two boxes of 64 x 16), so ldmatrix rows of one 16-byte column hit distinct banks */
@@ -43,21 +52,43 @@ __device__ __forceinline__ uint32_t tswz(int r, int ch) {
     return (uint32_t)((ch >> 3) * 2048 + r * 128 + (((ch & 7) ^ (r & 7)) << 4));
 }
 
-__device__ __forceinline__ uint16_t to_bf16(float x) {
-    uint32_t u = __float_as_uint(x);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+/* One work unit: (context split, 16-row chunk, KV head, sequence), and this warp's share of
+ * its 16-key tiles (tiles warp, warp + NW, ...). */
+struct Unit {
+    int b, kvh, r0, split, ctx, k_begin, k_stop, my_tiles;
+};
+
+template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, int u, int warp) {
+    Unit U;
+    const int G = p.group, L = p.query_len, R = G * L, chunks = (R + kRows - 1) / kRows;
+    U.split = u % p.splits;
+    int t = u / p.splits;
+    U.r0 = (t % chunks) * kRows;
+    t /= chunks;
+    U.kvh = t % p.num_kv_heads;
+    U.b = t / p.num_kv_heads;
+    U.ctx = p.context_lens[U.b];
+    /* visible range of the chunk's rows */
+    const int lmax = (min(U.r0 + kRows, R) - 1) / G;
+    const int kv_end = p.causal ? min(U.ctx, lmax + U.ctx - L + 1) : U.ctx;
+    U.k_begin = U.split * p.chunk;
+    U.k_stop = min(U.k_begin + p.chunk, kv_end);
+    const int ntile_all = U.k_stop > U.k_begin ? (U.k_stop - U.k_begin + kTK - 1) / kTK : 0;
+    U.my_tiles = ntile_all > warp ? (ntile_all - warp + NW - 1) / NW : 0;
+    return U;
 }
 
 /* TMA: each warp's tiles come as four 2 KiB tensor-map boxes (K and V, two head-dim halves)
  * issued by one lane and counted on a per-stage mbarrier, instead of 32 cp.async of 16 bytes
- * per lane; needs page_size % 16 == 0 (a tile never crosses a page). */
+ * per lane; needs page_size % 16 == 0 (a tile never crosses a page).
+ * A CTA takes p.units_per_cta consecutive units. Each warp's ring runs on across them: while
+ * it computes the last tiles of one unit its next stages already hold the next unit's, so the
+ * unit's merge, the next query rows and the first tiles' latency overlap the stream (with one
+ * unit per CTA a second wave of CTAs paid all three, with the SMs' loads drained). */
 template <int NW, bool TMA>
 __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     decode_mma_kernel(const __grid_constant__ pl_attn_params p, const __grid_constant__ CUtensorMap tk,
                       const __grid_constant__ CUtensorMap tv) {
-    constexpr int kWarps = NW;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned char *smem = TMA ? smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u) : smem_raw;
     pdl_trigger(); /* the output projection after us may start loading its weights */
@@ -69,38 +100,23 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
      * query_len new ones were written before the kernel before us started (the caller's
      * promise), so those are read before pdl_wait; everything else after it */
     if (!p.early_kv) pdl_wait();
-    const int split = blockIdx.x % p.splits;
-    const int r0 = (blockIdx.x / p.splits) * kRows;
-    const int kvh = blockIdx.y, b = blockIdx.z;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int G = p.group, L = p.query_len, R = G * L;
-    const int ctx = p.context_lens[b];
+    const int u_begin = blockIdx.x * p.units_per_cta, u_end = min(p.units, u_begin + p.units_per_cta);
     const uint16_t *Q = static_cast<const uint16_t *>(p.q);
     const uint16_t *K = static_cast<const uint16_t *>(p.k);
     const uint16_t *V = static_cast<const uint16_t *>(p.v);
-    const int32_t *bt = p.block_table + (size_t)b * p.max_pages;
     const uint32_t sQ = smem_u32(smem);
     const uint32_t ring = sQ + kQBytes + warp * kWarpRing;
     const uint32_t bars = sQ + kQBytes + NW * kWarpRing + warp * kStages * 8; /* TMA: this warp's stage barriers */
+    /* the merge of the warps' states: its own region when another unit's stages may be in
+     * flight, else the rings (idle by then) */
+    float *mbuf = reinterpret_cast<float *>(smem + kQBytes + (p.units_per_cta > 1 ? NW * kWarpRing + (TMA ? NW * kStages * 8 : 0) : 0));
     if (TMA) {
         if (lane < kStages) mbar_init(bars + lane * 8, 1);
         mbar_init_fence();
         __syncwarp();
     }
-
-    /* visible range of this CTA's rows */
-    int lmax = -1;
-    {
-        const int rlast = min(r0 + kRows, R) - 1;
-        if (rlast >= r0) lmax = rlast / G;
-    }
-    int kv_end = ctx;
-    if (p.causal && lmax >= 0) kv_end = min(ctx, lmax + ctx - L + 1);
-    if (lmax < 0) kv_end = 0;
-    const int k_begin = split * p.chunk;
-    const int k_stop = min(k_begin + p.chunk, kv_end);
-    const int ntile_all = k_stop > k_begin ? (k_stop - k_begin + kTK - 1) / kTK : 0;
-    const int my_tiles = ntile_all > warp ? (ntile_all - warp + kWarps - 1) / kWarps : 0;
 
     /* each K/V byte is read once per step: let it leave L2 before the activations and
      * metadata around it (measured: 1x8192, 8x4096 and 128x1024 1-3% faster, the long
@@ -108,14 +124,15 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     const uint64_t once = l2_evict_first();
     const int ps = p.page_size;
     const bool one_lookup = (ps % kTK) == 0;
-    auto issue = [&](int j) { /* j-th tile of this warp into stage j % kStages */
-        const int t0 = k_begin + (warp + j * kWarps) * kTK;
-        const uint32_t kb = ring + (j % kStages) * kStageBytes, vb = kb + kTK * kRowB;
+    auto issue = [&](const Unit &U, int j, int stage) { /* U's j-th tile of this warp into a stage */
+        const int t0 = U.k_begin + (warp + j * NW) * kTK;
+        const int32_t *bt = p.block_table + (size_t)U.b * p.max_pages;
+        const uint32_t kb = ring + stage * kStageBytes, vb = kb + kTK * kRowB;
         if (TMA) {
             if (lane == 0) {
                 const int pidx = p.page_shift >= 0 ? (t0 >> p.page_shift) : t0 / ps;
-                const int row = (__ldg(bt + pidx) * p.num_kv_heads + kvh) * ps + (t0 - pidx * ps);
-                const uint32_t bar = bars + (j % kStages) * 8;
+                const int row = (__ldg(bt + pidx) * p.num_kv_heads + U.kvh) * ps + (t0 - pidx * ps);
+                const uint32_t bar = bars + stage * 8;
                 mbar_expect_tx(bar, kStageBytes);
                 tma_load_2d(kb, &tk, 0, row, bar, once);
                 tma_load_2d(kb + 2048, &tk, 64, row, bar, once);
@@ -136,7 +153,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
             const int s = t0 + key;
             const void *ks = K, *vs = V;
             int n = 0;
-            if (s < k_stop) {
+            if (s < U.k_stop) {
                 int page, slot;
                 if (one_lookup) {
                     page = tpage;
@@ -146,7 +163,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
                     page = __ldg(bt + pidx);
                     slot = s - pidx * ps;
                 }
-                const size_t off = (((size_t)page * p.num_kv_heads + kvh) * ps + slot) * kD + ch * 8;
+                const size_t off = (((size_t)page * p.num_kv_heads + U.kvh) * ps + slot) * kD + ch * 8;
                 ks = K + off;
                 vs = V + off;
                 n = 16;
@@ -155,183 +172,286 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
             cp_async16_hint(vb + swz(key, ch), vs, n, once);
         }
     };
+    /* the issue cursor: this warp's next tile to load (unit iu, its tile ij), kStages - 1
+     * tiles ahead of the one it computes, across units; gi counts the tiles issued */
+    int iu = u_begin, ij = 0;
+    unsigned gi = 0;
+    Unit IU = unit_at<NW>(p, iu, warp);
+    auto advance = [&]() { /* past the units with no tile for this warp */
+        while (iu < u_end && ij >= IU.my_tiles) {
+            if (++iu < u_end) IU = unit_at<NW>(p, iu, warp);
+            ij = 0;
+        }
+    };
+    advance();
+    auto issue_next = [&]() {
+        if (iu >= u_end) return;
+        issue(IU, ij, (int)(gi % kStages));
+        ++gi;
+        ++ij;
+        advance();
+    };
     /* the first stages, while they hold old keys only, go out before the wait (cp.async: one
-     * group each, ahead of the Q group, which then waits for all of them) */
+     * group each) */
     int early = 0;
     if (p.early_kv) {
-        while (early < kStages - 1 && early < my_tiles && k_begin + (warp + early * kWarps) * kTK + kTK <= ctx - L) {
-            issue(early++);
+        while (early < kStages - 1 && iu < u_end && IU.k_begin + (warp + ij * NW) * kTK + kTK <= IU.ctx - L) {
+            issue_next();
+            ++early;
             if (!TMA) cp_async_commit();
         }
         pdl_wait();
     }
-    /* Q rows of this chunk (zero rows past R), 16 x 128 */
-    for (int id = threadIdx.x; id < kRows * 16; id += NW * 32) {
-        const int r = id >> 4, ch = id & 15, rr = r0 + r;
-        const void *src = Q;
-        int n = 0;
-        if (rr < R) {
-            const int l = rr / G, h = kvh * G + rr % G;
-            src = Q + ((size_t)(b * L + l) * p.num_heads + h) * kD + ch * 8;
-            n = 16;
-        }
-        cp_async16(sQ + swz(r, ch), src, n);
-    }
-    cp_async_commit();
-
+    /* query rows of a unit (zero rows past R), 16 x 128, through registers: the next unit's are
+     * loaded while this one streams */
+    constexpr int kQPer = kRows * 16 / (NW * 32);
+    uint4 qv[kQPer];
+    auto load_q = [&](const Unit &U) {
 #pragma unroll
+        for (int i = 0; i < kQPer; ++i) {
+            const int id = threadIdx.x + i * NW * 32, r = id >> 4, ch = id & 15, rr = U.r0 + r;
+            qv[i] = make_uint4(0u, 0u, 0u, 0u);
+            if (rr < R) {
+                const int l = rr / G, h = U.kvh * G + rr % G;
+                qv[i] = __ldcg(reinterpret_cast<const uint4 *>(Q + ((size_t)(U.b * L + l) * p.num_heads + h) * kD + ch * 8));
+            }
+        }
+    };
+    Unit CU = unit_at<NW>(p, u_begin, warp); /* the unit computed */
+    load_q(CU); /* ahead of the tiles not yet issued, as a cp.async group was */
+#pragma unroll 1
     for (int j = early; j < kStages - 1; ++j) {
-        if (j < my_tiles) issue(j);
-        cp_async_commit();
+        issue_next();
+        if (!TMA) cp_async_commit();
     }
 
     const int g = lane >> 2, t4 = lane & 3;
-    int lim[2];
+    const int halves = R > 8 ? 2 : 1; /* 8-row halves of a chunk that can hold rows */
+    unsigned gc = 0;                   /* tiles computed */
+    for (int cu = u_begin; cu < u_end; ++cu) {
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-        const int rr = r0 + g + hr * 8;
-        lim[hr] = rr < R ? (p.causal ? rr / G + ctx - L : ctx - 1) : -1;
-    }
-    float acc[16][4];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
-    float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.f, 0.f};
-    uint32_t qa[8][4];
-    if (TMA || early) cp_async_wait<0>(); /* the Q group (TMA: the only cp.async one; early: behind the early stages) */
-    else cp_async_wait<kStages - 1>();  /* the Q group */
-    __syncthreads();
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) ldmatrix_x4(sQ + swz(lane & 15, ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
-
-    for (int j = 0; j < my_tiles; ++j) {
-        __syncwarp(); /* every lane is done reading the stage refilled now */
-        if (j + kStages - 1 < my_tiles) issue(j + kStages - 1);
-        const uint32_t kb = ring + (j % kStages) * kStageBytes, vb = kb + kTK * kRowB;
-        const int t0 = k_begin + (warp + j * kWarps) * kTK;
-        if (TMA) {
-            mbar_wait(bars + (j % kStages) * 8, (unsigned)(j / kStages) & 1u);
-            if (t0 + kTK > k_stop) { /* rows past the context hold stale data (maybe NaN): P x V needs zeros */
-                for (int c = lane; c < kTK * 16; c += 32) {
-                    const int r = c >> 4;
-                    if (t0 + r >= k_stop) asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(vb + tswz(r, c & 15)), "r"(0) : "memory");
-                }
-                __syncwarp();
-            }
-        } else {
-            cp_async_commit();
-            cp_async_wait<kStages - 1>();
-            __syncwarp();
+        for (int i = 0; i < kQPer; ++i) {
+            const int id = threadIdx.x + i * NW * 32;
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(sQ + swz(id >> 4, id & 15)), "r"(qv[i].x), "r"(qv[i].y),
+                         "r"(qv[i].z), "r"(qv[i].w)
+                         : "memory");
         }
-        float s[2][4];
+        __syncthreads();
+        uint32_t qa[8][4];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < 8; ++ks) {
-            uint32_t b0, b1, b2, b3;
-            const int kr = (lane & 7) + ((lane >> 4) << 3), kc = ks * 2 + ((lane >> 3) & 1);
-            ldmatrix_x4(kb + (TMA ? tswz(kr, kc) : swz(kr, kc)), b0, b1, b2, b3);
-            mma_bf16(s[0], qa[ks], b0, b1);
-            mma_bf16(s[1], qa[ks], b2, b3);
+        for (int ks = 0; ks < 8; ++ks) ldmatrix_x4(sQ + swz(lane & 15, ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
+        Unit NU = CU;
+        if (cu + 1 < u_end) { /* the next unit's query rows land while this one streams */
+            NU = unit_at<NW>(p, cu + 1, warp);
+            load_q(NU);
         }
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int key = t0 + nt * 8 + 2 * t4 + (e & 1);
-                const float x = s[nt][e] * p.scale_log2;
-                s[nt][e] = (key < k_stop && key <= lim[e >> 1]) ? x : -INFINITY;
-            }
+        int lim[2];
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
-            float mx = fmaxf(fmaxf(s[0][2 * hr], s[0][2 * hr + 1]), fmaxf(s[1][2 * hr], s[1][2 * hr + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float mnew = fmaxf(row_m[hr], mx);
-            const float mb = mnew == -INFINITY ? 0.f : mnew;
-            const float alpha = ex2(row_m[hr] - mb);
-            row_m[hr] = mnew;
-            float sum = 0.f;
-#pragma unroll
-            for (int nt = 0; nt < 2; ++nt) {
-                s[nt][2 * hr] = ex2(s[nt][2 * hr] - mb);
-                s[nt][2 * hr + 1] = ex2(s[nt][2 * hr + 1] - mb);
-                sum += s[nt][2 * hr] + s[nt][2 * hr + 1];
-            }
-            row_l[hr] = row_l[hr] * alpha + sum;
-#pragma unroll
-            for (int dt = 0; dt < 16; ++dt) {
-                acc[dt][2 * hr] *= alpha;
-                acc[dt][2 * hr + 1] *= alpha;
-            }
+            const int rr = CU.r0 + g + hr * 8;
+            lim[hr] = rr < R ? (p.causal ? rr / G + CU.ctx - L : CU.ctx - 1) : -1;
         }
-        uint32_t pa[4];
-        pa[0] = pack_bf16(s[0][0], s[0][1]);
-        pa[1] = pack_bf16(s[0][2], s[0][3]);
-        pa[2] = pack_bf16(s[1][0], s[1][1]);
-        pa[3] = pack_bf16(s[1][2], s[1][3]);
+        float acc[16][4];
 #pragma unroll
-        for (int dp = 0; dp < 8; ++dp) {
-            uint32_t b0, b1, b2, b3;
-            const int vr = (lane & 7) + (((lane >> 3) & 1) << 3), vc = dp * 2 + (lane >> 4);
-            ldmatrix_x4_trans(vb + (TMA ? tswz(vr, vc) : swz(vr, vc)), b0, b1, b2, b3);
-            mma_bf16(acc[2 * dp], pa, b0, b1);
-            mma_bf16(acc[2 * dp + 1], pa, b2, b3);
-        }
-    }
-    cp_async_wait<0>();
-    __syncthreads(); /* rings are reused for the merge */
+        for (int i = 0; i < 16; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+        float row_m[2] = {-INFINITY, -INFINITY}, row_l[2] = {0.f, 0.f};
 
-    /* merge the 4 warp states per row: [warp][row] (m, l) and [warp][row][128] out */
-    float *sm_ml = reinterpret_cast<float *>(smem);
-    float *sm_o = sm_ml + kWarps * kRows * 2;
+        for (int j = 0; j < CU.my_tiles; ++j, ++gc) {
+            __syncwarp(); /* every lane is done reading the stage refilled now */
+            issue_next();
+            const int slot = (int)(gc % kStages);
+            const uint32_t kb = ring + slot * kStageBytes, vb = kb + kTK * kRowB;
+            const int t0 = CU.k_begin + (warp + j * NW) * kTK;
+            if (TMA) {
+                mbar_wait(bars + slot * 8, (gc / kStages) & 1u);
+                if (t0 + kTK > CU.k_stop) { /* rows past the context hold stale data (maybe NaN): P x V needs zeros */
+                    for (int c = lane; c < kTK * 16; c += 32) {
+                        const int r = c >> 4;
+                        if (t0 + r >= CU.k_stop) asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(vb + tswz(r, c & 15)), "r"(0) : "memory");
+                    }
+                    fence_proxy_async(); /* before a later unit's TMA refills this stage */
+                    __syncwarp();
+                }
+            } else {
+                cp_async_commit();
+                cp_async_wait<kStages - 1>();
+                __syncwarp();
+            }
+            float s[2][4];
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-        float l = row_l[hr];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        const int r = g + hr * 8;
-        if (t4 == 0) {
-            sm_ml[(warp * kRows + r) * 2] = row_m[hr];
-            sm_ml[(warp * kRows + r) * 2 + 1] = l;
-        }
+            for (int i = 0; i < 2; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
 #pragma unroll
-        for (int dt = 0; dt < 16; ++dt) {
-            float *dst = sm_o + ((size_t)warp * kRows + r) * kD + dt * 8 + 2 * t4;
-            dst[0] = acc[dt][2 * hr];
-            dst[1] = acc[dt][2 * hr + 1];
-        }
-    }
-    __syncthreads();
-    uint16_t *Out = static_cast<uint16_t *>(p.out);
-    for (int idx = threadIdx.x; idx < kRows * kD; idx += NW * 32) {
-        const int r = idx / kD, d = idx % kD, rr = r0 + r;
-        if (rr >= R) break;
-        float M = -INFINITY;
+            for (int ks = 0; ks < 8; ++ks) {
+                uint32_t b0, b1, b2, b3;
+                const int kr = (lane & 7) + ((lane >> 4) << 3), kc = ks * 2 + ((lane >> 3) & 1);
+                ldmatrix_x4(kb + (TMA ? tswz(kr, kc) : swz(kr, kc)), b0, b1, b2, b3);
+                mma_bf16(s[0], qa[ks], b0, b1);
+                mma_bf16(s[1], qa[ks], b2, b3);
+            }
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sm_ml[(w * kRows + r) * 2]);
-        float lsum = 0.f, o = 0.f;
-        if (M != -INFINITY) {
+            for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-            for (int w = 0; w < kWarps; ++w) {
-                const float mw = sm_ml[(w * kRows + r) * 2];
-                if (mw == -INFINITY) continue;
-                const float wt = ex2(mw - M);
-                lsum += wt * sm_ml[(w * kRows + r) * 2 + 1];
-                o += wt * sm_o[((size_t)w * kRows + r) * kD + d];
+                for (int e = 0; e < 4; ++e) {
+                    const int key = t0 + nt * 8 + 2 * t4 + (e & 1);
+                    const float x = s[nt][e] * p.scale_log2;
+                    s[nt][e] = (key < CU.k_stop && key <= lim[e >> 1]) ? x : -INFINITY;
+                }
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {
+                float mx = fmaxf(fmaxf(s[0][2 * hr], s[0][2 * hr + 1]), fmaxf(s[1][2 * hr], s[1][2 * hr + 1]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float mnew = fmaxf(row_m[hr], mx);
+                const float mb = mnew == -INFINITY ? 0.f : mnew;
+                const float alpha = ex2(row_m[hr] - mb);
+                row_m[hr] = mnew;
+                float sum = 0.f;
+#pragma unroll
+                for (int nt = 0; nt < 2; ++nt) {
+                    s[nt][2 * hr] = ex2(s[nt][2 * hr] - mb);
+                    s[nt][2 * hr + 1] = ex2(s[nt][2 * hr + 1] - mb);
+                    sum += s[nt][2 * hr] + s[nt][2 * hr + 1];
+                }
+                row_l[hr] = row_l[hr] * alpha + sum;
+#pragma unroll
+                for (int dt = 0; dt < 16; ++dt) {
+                    acc[dt][2 * hr] *= alpha;
+                    acc[dt][2 * hr + 1] *= alpha;
+                }
+            }
+            uint32_t pa[4];
+            pa[0] = pack_bf16(s[0][0], s[0][1]);
+            pa[1] = pack_bf16(s[0][2], s[0][3]);
+            pa[2] = pack_bf16(s[1][0], s[1][1]);
+            pa[3] = pack_bf16(s[1][2], s[1][3]);
+#pragma unroll
+            for (int dp = 0; dp < 8; ++dp) {
+                uint32_t b0, b1, b2, b3;
+                const int vr = (lane & 7) + (((lane >> 3) & 1) << 3), vc = dp * 2 + (lane >> 4);
+                ldmatrix_x4_trans(vb + (TMA ? tswz(vr, vc) : swz(vr, vc)), b0, b1, b2, b3);
+                mma_bf16(acc[2 * dp], pa, b0, b1);
+                mma_bf16(acc[2 * dp + 1], pa, b2, b3);
             }
         }
-        const int l = rr / G, h = kvh * G + rr % G;
-        const size_t orow = (size_t)(b * L + l) * p.num_heads + h;
-        if (p.splits == 1) {
-            Out[orow * kD + d] = to_bf16(lsum > 0.f ? o / lsum : 0.f);
+
+        /* merge the warps' (max, sum, out) states. Every warp holds the same fragment positions
+         * (rows g, g + 8; columns 8 dt + 2 t4, + 1), so states combine lane by lane through
+         * mbuf: [slot][half][34 values][lane], 32 outputs then (max, sum) */
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            row_l[hr] += __shfl_xor_sync(0xffffffffu, row_l[hr], 1);
+            row_l[hr] += __shfl_xor_sync(0xffffffffu, row_l[hr], 2);
+        }
+        auto put = [&](int slot) {
+            float *sl = mbuf + (size_t)slot * halves * 34 * 32 + lane;
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr)
+                if (hr < halves) {
+#pragma unroll
+                    for (int dt = 0; dt < 16; ++dt) {
+                        sl[(hr * 34 + 2 * dt) * 32] = acc[dt][2 * hr];
+                        sl[(hr * 34 + 2 * dt + 1) * 32] = acc[dt][2 * hr + 1];
+                    }
+                    sl[(hr * 34 + 32) * 32] = row_m[hr];
+                    sl[(hr * 34 + 33) * 32] = row_l[hr];
+                }
+        };
+        /* output row of half hr (false: past R); splits == 1 stores bf16 normalized, else f32
+         * partials and (max, sum) */
+        uint16_t *Out = static_cast<uint16_t *>(p.out);
+        auto out_row = [&](int hr, size_t &orow) {
+            const int rr = CU.r0 + g + hr * 8;
+            orow = (size_t)(CU.b * L + rr / G) * p.num_heads + CU.kvh * G + rr % G;
+            if (p.splits > 1) orow = orow * p.splits + CU.split;
+            return hr < halves && rr < R;
+        };
+        auto put_ml = [&](size_t sl, float m, float l) {
+            p.part_ml[sl * 2] = m;
+            p.part_ml[sl * 2 + 1] = l;
+        };
+        if (p.units_per_cta <= 1) {
+            /* the rings, idle now (every copy landed): each warp leaves its state in its slot,
+             * then combines all of them for its share of the columns and stores it */
+            if (!TMA) cp_async_wait<0>();
+            __syncthreads();
+            put(warp);
+            __syncthreads();
+            constexpr int kDPW = 16 / NW; /* 8-column groups per warp */
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {
+                size_t orow;
+                if (!out_row(hr, orow)) continue;
+                const float *base = mbuf + hr * 34 * 32 + lane;
+                const size_t wst = (size_t)halves * 34 * 32; /* slot stride */
+                float M = -INFINITY, a[NW], lsum = 0.f;
+#pragma unroll
+                for (int w = 0; w < NW; ++w) M = fmaxf(M, base[w * wst + 32 * 32]);
+                const float mb = M == -INFINITY ? 0.f : M;
+#pragma unroll
+                for (int w = 0; w < NW; ++w) {
+                    a[w] = ex2(base[w * wst + 32 * 32] - mb);
+                    lsum += a[w] * base[w * wst + 33 * 32];
+                }
+                const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
+#pragma unroll
+                for (int k = 0; k < kDPW; ++k) {
+                    const int dt = warp * kDPW + k;
+                    float o0 = 0.f, o1 = 0.f;
+#pragma unroll
+                    for (int w = 0; w < NW; ++w) {
+                        o0 += a[w] * base[w * wst + (2 * dt) * 32];
+                        o1 += a[w] * base[w * wst + (2 * dt + 1) * 32];
+                    }
+                    if (p.splits == 1) *reinterpret_cast<uint32_t *>(Out + orow * kD + dt * 8 + 2 * t4) = pack_bf16(o0 * inv, o1 * inv);
+                    else *reinterpret_cast<float2 *>(p.part_o + orow * kD + dt * 8 + 2 * t4) = make_float2(o0, o1);
+                }
+                if (p.splits > 1 && warp == 0 && t4 == 0) put_ml(orow, M, lsum);
+            }
         } else {
-            const size_t sl = orow * p.splits + split;
-            p.part_o[sl * kD + d] = o;
-            if (d == 0) {
-                p.part_ml[sl * 2] = M;
-                p.part_ml[sl * 2 + 1] = lsum;
+            /* own region (the rings hold the next unit's stages): pairwise, two slots, warp 0
+             * ends with the CTA's state and stores it */
+#pragma unroll 1
+            for (int step = NW / 2; step >= 1; step >>= 1) {
+                if (warp >= step && warp < 2 * step) put(warp - step);
+                __syncthreads();
+                if (warp < step) {
+                    const float *sl = mbuf + (size_t)warp * halves * 34 * 32 + lane;
+#pragma unroll
+                    for (int hr = 0; hr < 2; ++hr)
+                        if (hr < halves) {
+                            const float m1 = sl[(hr * 34 + 32) * 32], l1 = sl[(hr * 34 + 33) * 32];
+                            const float M = fmaxf(row_m[hr], m1), mb = M == -INFINITY ? 0.f : M;
+                            const float a0 = ex2(row_m[hr] - mb), a1 = ex2(m1 - mb);
+                            row_m[hr] = M;
+                            row_l[hr] = row_l[hr] * a0 + l1 * a1;
+#pragma unroll
+                            for (int dt = 0; dt < 16; ++dt) {
+                                acc[dt][2 * hr] = acc[dt][2 * hr] * a0 + sl[(hr * 34 + 2 * dt) * 32] * a1;
+                                acc[dt][2 * hr + 1] = acc[dt][2 * hr + 1] * a0 + sl[(hr * 34 + 2 * dt + 1) * 32] * a1;
+                            }
+                        }
+                }
+                if (step > 1) __syncthreads(); /* read before the next round writes */
             }
+            if (warp == 0)
+#pragma unroll
+                for (int hr = 0; hr < 2; ++hr) {
+                    size_t orow;
+                    if (!out_row(hr, orow)) continue;
+                    if (p.splits == 1) {
+                        const float inv = row_l[hr] > 0.f ? 1.f / row_l[hr] : 0.f;
+#pragma unroll
+                        for (int dt = 0; dt < 16; ++dt)
+                            *reinterpret_cast<uint32_t *>(Out + orow * kD + dt * 8 + 2 * t4) = pack_bf16(acc[dt][2 * hr] * inv, acc[dt][2 * hr + 1] * inv);
+                    } else {
+#pragma unroll
+                        for (int dt = 0; dt < 16; ++dt)
+                            *reinterpret_cast<float2 *>(p.part_o + orow * kD + dt * 8 + 2 * t4) = make_float2(acc[dt][2 * hr], acc[dt][2 * hr + 1]);
+                        if (t4 == 0) put_ml(orow, row_m[hr], row_l[hr]);
+                    }
+                }
         }
+        CU = NU;
     }
 }
 
@@ -344,7 +464,8 @@ bool encode_pool_map(CUtensorMap *m, const void *pool, const pl_attn_params *p) 
 
 template <int NW, bool TMA>
 cudaError_t launch_decode(const pl_attn_params *p, dim3 grid, const CUtensorMap &tk, const CUtensorMap &tv, cudaStream_t stream) {
-    const int smem = TMA ? smem_bytes_tma<NW>() : smem_bytes<NW>();
+    /* more than one unit per CTA (4 warps, chunks of at most 8 rows): the merge's own two slots */
+    const int smem = (TMA ? smem_bytes_tma<NW>() : smem_bytes<NW>()) + (p->units_per_cta > 1 ? kMergeOwn : 0);
     cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel<NW, TMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e == cudaSuccess) e = launch_pdl(decode_mma_kernel<NW, TMA>, grid, dim3(NW * 32), (size_t)smem, stream, p->pdl, *p, tk, tv);
     return e;
@@ -353,9 +474,7 @@ cudaError_t launch_decode(const pl_attn_params *p, dim3 grid, const CUtensorMap 
 } // namespace
 
 extern "C" int pl_cuda_attn_decode_mma_launch(const pl_attn_params *p, cudaStream_t stream, char *err, size_t err_len) {
-    const int R = p->group * p->query_len;
-    const int chunks = (R + kRows - 1) / kRows;
-    const dim3 grid((unsigned)(p->splits * chunks), (unsigned)p->num_kv_heads, (unsigned)p->batch);
+    const dim3 grid((unsigned)((p->units + p->units_per_cta - 1) / p->units_per_cta));
     CUtensorMap tk, tv;
     memset(&tk, 0, sizeof tk);
     memset(&tv, 0, sizeof tv);

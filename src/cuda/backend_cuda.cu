@@ -121,6 +121,7 @@ struct pl_cuda_backend {
     int attn_warps;          /* its CTA width (pl_cuda_attn_options.mma_warps; 0: AUTO) */
     int attn_copy;           /* its K/V copies (pl_cuda_attn_options.decode_copy; 0: AUTO) */
     int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
+    int attn_units;          /* its work units per CTA (pl_cuda_attn_options.decode_units_per_cta; 0: AUTO) */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
@@ -1487,11 +1488,12 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.num_splits = b->attn_splits; /* before the sizing: forced splits may need more than the heuristic's */
     opt.mma_warps = b->attn_warps;
     opt.decode_copy = b->attn_copy;
+    opt.decode_units_per_cta = b->attn_units;
     opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
     SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_warps,
-        (unsigned long long)b->attn_copy,
+        (unsigned long long)b->attn_copy, (unsigned long long)b->attn_units,
         (unsigned long long)opt.decode_early_kv);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
@@ -1898,6 +1900,9 @@ void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode) {
 }
 void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode) {
     if (b) b->attn_early = mode == 1 ? 1 : 0;
+}
+void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
+    if (b) b->attn_units = units > 0 ? units : 0;
 }
 
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {

@@ -73,6 +73,9 @@ void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode);
 /* Test and benchmark hook: the decode attention over the backend's page pools reads old keys
  * before its PDL wait (0, default) or after it (1). */
 void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode);
+/* Benchmark hook: the decode attention's work units per CTA (pl_cuda_attn_options.
+ * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
+void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
  * tiles of 64 per split). */

@@ -60,6 +60,9 @@ __device__ __forceinline__ float ex2(float x) {
  * Operands in shared memory as K-major tiles of 128-byte rows in the 128-byte swizzle
  * (16-byte chunk ch of row r at r * 128 + ((ch ^ (r & 7)) << 4), tile base 1024-aligned): the
  * layout ldmatrix reads above, so the same cp.async staging feeds both. */
+/* generic-proxy writes to shared memory (stores, cp.async) ordered before the async proxy's
+ * accesses to it (wgmma reads, TMA writes) */
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define PL_HAVE_WGMMA 1
 /* descriptor: start address, leading offset 16 (unused when swizzled), 1024 bytes between
@@ -70,8 +73,6 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t saddr) {
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
-/* generic-proxy writes (cp.async) made visible to the async proxy that wgmma reads through */
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 /* keeps the compiler from touching accumulators across the asynchronous MMA */
 template <int R> __device__ __forceinline__ void wgmma_fence_operands(float (&c)[R][4]) {
 #pragma unroll
