@@ -6,8 +6,8 @@
  * A work unit is one KV head, one 16-row chunk and one context split of a sequence. A CTA of
  * 4 warps (8 when there are no more units than SMs) takes one unit, or several in a row when
  * there are more units than two CTAs per SM hold (then each warp's stream runs on into the
- * next unit: measured on the H200 2-3% off batch-48 to 128 decode alone, ~0.7% off the
- * batch-64 step). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
+ * next unit: measured on the H200 1-4% off batch-48 to 128 decode alone at contexts 512-1024,
+ * 64x2048 0.8% slower, the batch-48 and 64 steps level). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
  * through a private 3-stage ring (8 KiB per stage: K and V rows, 16-byte chunks
  * XOR-swizzled for ldmatrix), so warps never wait on each other until the merge of their
  * (max, sum, out) states, which runs lane by lane on the MMA fragments (one round through
@@ -83,8 +83,8 @@ template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, 
  * per lane; needs page_size % 16 == 0 (a tile never crosses a page).
  * A CTA takes p.units_per_cta consecutive units. Each warp's ring runs on across them: while
  * it computes the last tiles of one unit its next stages already hold the next unit's, so the
- * unit's merge, the next query rows and the first tiles' latency overlap the stream (with one
- * unit per CTA a second wave of CTAs paid all three, with the SMs' loads drained). */
+ * unit's merge, the next query rows and the first tiles' latency overlap the stream, where a
+ * second wave of one-unit CTAs would start each from an empty ring. */
 template <int NW, bool TMA>
 __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     decode_mma_kernel(const __grid_constant__ pl_attn_params p, const __grid_constant__ CUtensorMap tk,
