@@ -56,13 +56,14 @@ __device__ __forceinline__ float ex2(float x) {
     return y;
 }
 
+/* generic-proxy writes to shared memory (stores, cp.async) ordered before the async proxy's
+ * accesses to it (wgmma reads, TMA writes) */
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 /* ---- Hopper warpgroup MMA (sm_90a only: the compute_90 PTX target takes the mma.sync path) ----
  * Operands in shared memory as K-major tiles of 128-byte rows in the 128-byte swizzle
  * (16-byte chunk ch of row r at r * 128 + ((ch ^ (r & 7)) << 4), tile base 1024-aligned): the
  * layout ldmatrix reads above, so the same cp.async staging feeds both. */
-/* generic-proxy writes to shared memory (stores, cp.async) ordered before the async proxy's
- * accesses to it (wgmma reads, TMA writes) */
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define PL_HAVE_WGMMA 1
 /* descriptor: start address, leading offset 16 (unused when swizzled), 1024 bytes between
