@@ -109,6 +109,12 @@ struct pl_cuda_backend {
     size_t scratch_bytes;
     void *attn_ws; /* split partials of the attention kernels */
     size_t attn_ws_bytes;
+    /* greedy sampling without copies: argmax keys kept on the device (zero between calls: the
+     * finish kernel clears what it read) and token ids written straight into mapped pinned
+     * host memory */
+    unsigned long long *argmax_keys;
+    int32_t *argmax_tokens, *argmax_tokens_dev; /* mapped pinned host memory, and its device address */
+    int argmax_rows, argmax_dirty;
     alloc_rec kv_recs[PL_CUDA_MAX_KV_RECS]; /* page-pool storage (kv_alloc), for attn_early */
     int num_kv_recs;
     pl_kv_storage_ops kv_ops;
@@ -934,9 +940,13 @@ __global__ void __launch_bounds__(256) argmax_kernel(const float *logits, size_t
     }
 }
 
-__global__ void argmax_finish_kernel(const unsigned long long *best, int rows, int32_t *out) {
+__global__ void argmax_finish_kernel(unsigned long long *best, int rows, int32_t *out) {
     const int r = blockIdx.x * blockDim.x + threadIdx.x;
-    if (r < rows) out[r] = best[r] ? (int32_t)(0xffffffffu - (uint32_t)best[r]) : 0; /* all NaN: id 0, as pl_argmax */
+    if (r < rows) {
+        const unsigned long long k = best[r];
+        out[r] = k ? (int32_t)(0xffffffffu - (uint32_t)k) : 0; /* all NaN: id 0, as pl_argmax */
+        best[r] = 0;                                           /* ready for the next call */
+    }
 }
 
 /* ---- ops table ---- */
@@ -1871,6 +1881,8 @@ void pl_cuda_backend_destroy(pl_cuda_backend *b) {
     }
     if (b->scratch) cudaFree(b->scratch);
     if (b->attn_ws) cudaFree(b->attn_ws);
+    if (b->argmax_keys) cudaFree(b->argmax_keys);
+    if (b->argmax_tokens) cudaFreeHost(b->argmax_tokens);
     if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
     /* whatever the caller did not free goes too */
     for (int i = 0; i < b->num_recs; i++) cudaFree(b->recs[i].p);
@@ -2007,6 +2019,70 @@ int pl_cuda_kv_budget_pages(size_t page_bytes, size_t budget_mib, double fractio
     return PL_OK;
 }
 
+} // extern "C"
+
+namespace {
+/* Greedy rows: no upload and no copy back, so after the LM head only the two kernels and a
+ * synchronization remain (an upload of zero keys and a device-to-host copy of the ids each
+ * waited for the stream and cost a copy-engine hand-off). */
+int sample_greedy(pl_cuda_backend *b, const float *logits, size_t ld, int rows, int vocab, int32_t *tokens, char *err,
+                  size_t err_len) {
+    cudaError_t e;
+    if (rows > b->argmax_rows) { /* grow both (the previous call synchronized, nothing uses them) */
+        if (b->argmax_keys) cudaFree(b->argmax_keys);
+        if (b->argmax_tokens) cudaFreeHost(b->argmax_tokens);
+        b->argmax_keys = nullptr;
+        b->argmax_tokens = b->argmax_tokens_dev = nullptr;
+        b->argmax_rows = 0;
+        /* backend scratch like the sampling probabilities: not counted in live_bytes */
+        const size_t kb = sizeof(unsigned long long) * (size_t)rows;
+        void *k = nullptr;
+        if ((e = cudaMalloc(&k, kb)) != cudaSuccess) {
+            cudaGetLastError();
+            return pl_fail(err, err_len, cuda_status(e), "pl_cuda_sample: %zu bytes of argmax keys: %s", kb, cudaGetErrorString(e));
+        }
+        if ((e = cudaMemsetAsync(k, 0, kb, b->stream)) != cudaSuccess) {
+            cudaFree(k);
+            return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: clearing argmax keys: %s", cudaGetErrorString(e));
+        }
+        void *t = nullptr;
+        if ((e = cudaHostAlloc(&t, sizeof(int32_t) * (size_t)rows, cudaHostAllocMapped)) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFree(k);
+            return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_sample: %zu bytes of mapped host memory for token ids: %s",
+                           sizeof(int32_t) * (size_t)rows, cudaGetErrorString(e));
+        }
+        void *td = nullptr;
+        if ((e = cudaHostGetDevicePointer(&td, t, 0)) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFreeHost(t);
+            cudaFree(k);
+            return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: device address of mapped host memory: %s", cudaGetErrorString(e));
+        }
+        b->argmax_keys = static_cast<unsigned long long *>(k);
+        b->argmax_tokens = static_cast<int32_t *>(t);
+        b->argmax_tokens_dev = static_cast<int32_t *>(td);
+        b->argmax_rows = rows;
+        b->argmax_dirty = 0;
+    }
+    /* a call that failed between the two kernels left keys behind */
+    if (b->argmax_dirty && (e = cudaMemsetAsync(b->argmax_keys, 0, sizeof(unsigned long long) * (size_t)b->argmax_rows, b->stream)) != cudaSuccess)
+        return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: clearing argmax keys: %s", cudaGetErrorString(e));
+    b->argmax_dirty = 1;
+    const int per_row = (vocab + 2047) / 2048; /* 256 threads x 8 values */
+    argmax_kernel<<<dim3((unsigned)per_row, (unsigned)rows), 256, 0, b->stream>>>(logits, ld, vocab, b->argmax_keys);
+    argmax_finish_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, b->stream>>>(b->argmax_keys, rows, b->argmax_tokens_dev);
+    if (int rc = check_launch(b, "greedy sampling kernels")) return fwd(b, rc, err, err_len);
+    if ((e = cudaStreamSynchronize(b->stream)) != cudaSuccess)
+        return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: %s", cudaGetErrorString(e));
+    b->argmax_dirty = 0;
+    memcpy(tokens, b->argmax_tokens, sizeof(int32_t) * (size_t)rows);
+    return PL_OK;
+}
+} // namespace
+
+extern "C" {
+
 int pl_cuda_sample(pl_cuda_backend *b, const float *logits, size_t ld, int rows, int vocab, const pl_cuda_sample_params *params,
                    int32_t *tokens, char *err, size_t err_len) {
     if (!b || !logits || !params || !tokens)
@@ -2024,31 +2100,23 @@ int pl_cuda_sample(pl_cuda_backend *b, const float *logits, size_t ld, int rows,
     if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
     int greedy = 1;
     for (int r = 0; r < rows; r++) greedy &= params[r].temperature <= 0;
-    /* params, then the argmax keys (zeros), then room for the tokens, in one slot */
-    const size_t pbytes = sizeof(pl_cuda_sample_params) * (size_t)rows, kbytes = sizeof(unsigned long long) * (size_t)rows,
-                 tbytes = sizeof(int32_t) * (size_t)rows;
+    if (greedy) return sample_greedy(b, logits, ld, rows, vocab, tokens, err, err_len);
+    /* params, then room for the tokens, in one slot */
+    const size_t pbytes = sizeof(pl_cuda_sample_params) * (size_t)rows, tbytes = sizeof(int32_t) * (size_t)rows;
     void *d = nullptr;
-    int rc = greedy ? PL_OK : ensure_scratch(b, sizeof(float) * (size_t)rows * vocab);
+    int rc = ensure_scratch(b, sizeof(float) * (size_t)rows * vocab);
     if (rc == PL_OK) {
-        char *tmp = static_cast<char *>(malloc(pbytes + kbytes + tbytes));
+        char *tmp = static_cast<char *>(malloc(pbytes + tbytes));
         if (!tmp) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_sample: out of memory");
         memcpy(tmp, params, pbytes);
-        memset(tmp + pbytes, 0, kbytes);
-        memset(tmp + pbytes + kbytes, 0xff, tbytes);
-        rc = stage_upload(b, SLOT_SAMPLE, tmp, pbytes + kbytes + tbytes, &d);
+        memset(tmp + pbytes, 0xff, tbytes);
+        rc = stage_upload(b, SLOT_SAMPLE, tmp, pbytes + tbytes, &d);
         free(tmp);
     }
     if (rc) return fwd(b, rc, err, err_len);
-    unsigned long long *dkey = reinterpret_cast<unsigned long long *>(static_cast<char *>(d) + pbytes);
-    int32_t *dtok = reinterpret_cast<int32_t *>(static_cast<char *>(d) + pbytes + kbytes);
-    if (greedy) {
-        const int per_row = (vocab + 2047) / 2048; /* 256 threads x 8 values */
-        argmax_kernel<<<dim3((unsigned)per_row, (unsigned)rows), 256, 0, b->stream>>>(logits, ld, vocab, dkey);
-        argmax_finish_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, b->stream>>>(dkey, rows, dtok);
-    } else {
-        sample_kernel<<<rows, SAMP_THREADS, 0, b->stream>>>(logits, ld, vocab, static_cast<const pl_cuda_sample_params *>(d),
-                                                            static_cast<float *>(b->scratch), dtok);
-    }
+    int32_t *dtok = reinterpret_cast<int32_t *>(static_cast<char *>(d) + pbytes);
+    sample_kernel<<<rows, SAMP_THREADS, 0, b->stream>>>(logits, ld, vocab, static_cast<const pl_cuda_sample_params *>(d),
+                                                        static_cast<float *>(b->scratch), dtok);
     if ((rc = check_launch(b, "sample kernel"))) return fwd(b, rc, err, err_len);
     cudaError_t e = cudaMemcpyAsync(tokens, dtok, tbytes, cudaMemcpyDeviceToHost, b->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(b->stream);
