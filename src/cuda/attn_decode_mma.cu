@@ -174,9 +174,10 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     };
     /* the issue cursor: this warp's next tile to load (unit iu, its tile ij), kStages - 1
      * tiles ahead of the one it computes, across units; gi counts the tiles issued */
+    const Unit first = unit_at<NW>(p, u_begin, warp);
     int iu = u_begin, ij = 0;
     unsigned gi = 0;
-    Unit IU = unit_at<NW>(p, iu, warp);
+    Unit IU = first;
     auto advance = [&]() { /* past the units with no tile for this warp */
         while (iu < u_end && ij >= IU.my_tiles) {
             if (++iu < u_end) IU = unit_at<NW>(p, iu, warp);
@@ -217,7 +218,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
             }
         }
     };
-    Unit CU = unit_at<NW>(p, u_begin, warp); /* the unit computed */
+    Unit CU = first; /* the unit computed */
     load_q(CU); /* ahead of the tiles not yet issued, as a cp.async group was */
 #pragma unroll 1
     for (int j = early; j < kStages - 1; ++j) {

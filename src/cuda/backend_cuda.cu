@@ -2041,10 +2041,6 @@ int sample_greedy(pl_cuda_backend *b, const float *logits, size_t ld, int rows, 
             cudaGetLastError();
             return pl_fail(err, err_len, cuda_status(e), "pl_cuda_sample: %zu bytes of argmax keys: %s", kb, cudaGetErrorString(e));
         }
-        if ((e = cudaMemsetAsync(k, 0, kb, b->stream)) != cudaSuccess) {
-            cudaFree(k);
-            return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: clearing argmax keys: %s", cudaGetErrorString(e));
-        }
         void *t = nullptr;
         if ((e = cudaHostAlloc(&t, sizeof(int32_t) * (size_t)rows, cudaHostAllocMapped)) != cudaSuccess) {
             cudaGetLastError();
@@ -2063,9 +2059,9 @@ int sample_greedy(pl_cuda_backend *b, const float *logits, size_t ld, int rows, 
         b->argmax_tokens = static_cast<int32_t *>(t);
         b->argmax_tokens_dev = static_cast<int32_t *>(td);
         b->argmax_rows = rows;
-        b->argmax_dirty = 0;
+        b->argmax_dirty = 1; /* fresh memory: cleared below */
     }
-    /* a call that failed between the two kernels left keys behind */
+    /* fresh keys, or a call that failed between the two kernels and left keys behind */
     if (b->argmax_dirty && (e = cudaMemsetAsync(b->argmax_keys, 0, sizeof(unsigned long long) * (size_t)b->argmax_rows, b->stream)) != cudaSuccess)
         return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: clearing argmax keys: %s", cudaGetErrorString(e));
     b->argmax_dirty = 1;
