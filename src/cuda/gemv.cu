@@ -335,12 +335,12 @@ __global__ void __launch_bounds__(TW * 32, 2)
         }
         __syncthreads();
     }
-    /* weights do not depend on the kernel before us: their first stages go out before the wait
-     * (the last stage's after it: all four before it, or a fifth stage of 18 KiB up to 16
-     * tokens, measured slower). A stage is refilled as soon as every warp is done with it, not
-     * once the next one has landed, so all TST stages are in flight while the warps wait
+    /* weights do not depend on the kernel before us: their first TST - 1 stages go out before
+     * the wait, the last stage's after it (all four before it was slower, as was a fifth stage
+     * of 18 KiB up to 16 tokens). A stage is refilled as soon as every warp is done with it,
+     * not once the next one has landed, so all TST stages are in flight while the warps wait
      * (measured on the H200, four rounds on one card: batch 2 and 4 steps 3-4.5% faster, 16
-     * 1%, 64 level) */
+     * about 1%, 64 level) */
 #pragma unroll
     for (int j = 0; j < TST - 1; ++j)
         if (j < nkt) {
