@@ -18,7 +18,10 @@ __device__ __forceinline__ uint32_t swz(int r, int ch) { return (uint32_t)(r * 2
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
-/* The same with an L2 cache policy (l2_evict_first below) for data read once. */
+/* The same with an L2 cache policy (l2_evict_first below) for data read once. (ptxas 13.0
+ * miscompiled it in two trial shapes of the tile GEMM, emitting LDGSTS with a policy register
+ * never written: an illegal instruction at run time, which test_cuda_backend catches; PERF.md,
+ * seventeenth session.) */
 __device__ __forceinline__ void cp_async16_hint(uint32_t dst, const void *src, int src_bytes, uint64_t policy) {
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src), "r"(src_bytes), "l"(policy));
 }
