@@ -3,8 +3,9 @@
  * device and host destinations), embedding, RMSNorm, RoPE table, q/k norm + RoPE, SwiGLU,
  * add, row copies, K/V append + paged attention through device page pools (growth copies
  * checked byte for byte against host pools), the deferred q/k norm + RoPE fused with the
- * K/V appends of its rows (and its fallbacks), device sampling against src/model/sampler.c
- * draw for draw, the KV budget helper, and the error paths (bad arguments, out of memory,
+ * K/V appends of its rows (and its fallbacks), the greedy head (LM head + argmax, against
+ * pl_argmax of the same kernel's logits), device sampling against src/model/sampler.c draw
+ * for draw, the KV budget helper, and the error paths (bad arguments, out of memory,
  * nothing leaked). Exits 77 (skip) without CUDA or a GPU. */
 #include <stdint.h>
 #include <stdio.h>
@@ -849,6 +850,74 @@ static void test_sampler(pair *p) {
     CHECK_MSG(agree >= total * 97 / 100, "device sampling agrees on %d of %d draws", agree, total);
 }
 
+/* The greedy head (LM head and argmax in one kernel, no logits stored) against pl_argmax of
+ * the same kernel's f32 logits, which it must equal exactly: odd N and K, 2-64 rows, K splits
+ * (partials and clusters), both copy paths, ties across tiles (rows copied), all-equal rows,
+ * a NaN row; 1 and 65 rows are left to matmul + sample. */
+static void test_head_greedy(pair *p) {
+    static const int shapes[][3] = {{1000, 96, 2},   {4099, 128, 7},   {40000, 128, 16}, {2571, 40, 33}, {1001, 2560, 64},
+                                    {300, 264, 17},  {5003, 512, 64},  {129, 8, 5},      {700, 1032, 3}, {151, 2056, 48}};
+    const int ns = (int)(sizeof shapes / sizeof shapes[0]);
+    int checked = 0;
+    for (int s = 0; s < 4 * ns; s++) {
+        const int si = s % ns, pass = s / ns; /* default, most splits, cp.async, TMA */
+        pl_cuda_backend_tune_tile(p->g, pass == 1 ? 4 : 0, pass == 1 ? 64 : 0, pass == 1 ? 1 : 0);
+        pl_cuda_backend_tile_copy(p->g, pass == 2 ? 1 : pass == 3 ? 2 : 0);
+        const int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
+        float *w = rand_act(PL_F32, (size_t)N * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);
+        if (si == 0) /* rows 9 on all equal: a tie across every tile */
+            for (int r = 10; r < N; r++) memcpy(w + (size_t)r * K, w + 9 * (size_t)K, sizeof(float) * K);
+        if (si == 7) /* every row equal: id 0 */
+            for (int r = 1; r < N; r++) memcpy(w + (size_t)r * K, w, sizeof(float) * K);
+        if (si == 3) x[K + 5] = NAN; /* row 1: NaN logits only, id 0 */
+        if (si == 5) /* a later tile's row equals an earlier one's, and wins */
+            for (int k = 0; k < K; k++) w[(size_t)290 * K + k] = w[(size_t)3 * K + k] = 4.0f * x[k];
+        void *gw = make_weight(p, 1, w, N, K, 1, 1);
+        if (!gw) return;
+        void *xa = to_act(p->dt, x, (size_t)M * K);
+        void *dx = dup_dev(p, xa, (size_t)M * K * esz(p->dt));
+        float *gf = malloc(sizeof(float) * M * N);
+        void *dout = p->go->alloc(p->g, (size_t)M * N * 4);
+        int32_t got[64];
+        CHECK_OK(p->go->matmul(p->g, dx, M, gw, dout, 1, err, sizeof err), err);
+        down(p, gf, dout, (size_t)M * N * 4);
+        const int rc = p->go->head_greedy(p->g, dx, M, gw, err, sizeof err);
+        if (p->dt != PL_BF16) {
+            CHECK_MSG(rc == PL_ERR_UNSUPPORTED, "head_greedy in f32: %d", rc);
+        } else {
+            CHECK_OK(rc, err);
+            CHECK_OK(p->go->head_greedy_tokens(p->g, M, got, err, sizeof err), err);
+            for (int r = 0; r < M; r++) {
+                const int want = pl_argmax(gf + (size_t)r * N, N);
+                CHECK_MSG(got[r] == want, "head_greedy [%d,%d]x[%d,%d]^T pass %d row %d: %d, pl_argmax %d", M, K, N, K, pass, r, got[r],
+                          want);
+                if (si == 7 || (si == 3 && r == 1)) CHECK_MSG(got[r] == 0, "head_greedy shape %d row %d: %d, want 0", si, r, got[r]);
+                checked++;
+            }
+        }
+        p->go->free(p->g, dout);
+        p->go->free(p->g, dx);
+        p->go->weight_free(p->g, gw);
+        free(w), free(x), free(xa), free(gf);
+    }
+    pl_cuda_backend_tune_tile(p->g, 0, 0, 0);
+    pl_cuda_backend_tile_copy(p->g, 0);
+    { /* one row and 65 rows: not the tile kernel's, nothing launched; tokens without a head */
+        enum { N = 300, K = 64 };
+        float *w = rand_act(PL_F32, (size_t)N * K, 1.0f);
+        void *gw = make_weight(p, 1, w, N, K, 1, 1);
+        void *dx = p->go->alloc(p->g, (size_t)65 * K * esz(p->dt));
+        int32_t t[65];
+        CHECK(p->go->head_greedy(p->g, dx, 1, gw, err, sizeof err) == PL_ERR_UNSUPPORTED);
+        CHECK(p->go->head_greedy(p->g, dx, 65, gw, err, sizeof err) == PL_ERR_UNSUPPORTED);
+        CHECK_ERR(p->go->head_greedy_tokens(p->g, 4, t, err, sizeof err), PL_ERR_INTERNAL, "without a greedy head", err);
+        p->go->free(p->g, dx);
+        p->go->weight_free(p->g, gw);
+        free(w);
+    }
+    if (p->dt == PL_BF16) printf("  greedy head: %d rows equal to pl_argmax of the f32 logits\n", checked);
+}
+
 static void test_errors(pair *p) {
     pl_cuda_backend *b = NULL;
     CHECK_ERR(pl_cuda_backend_create(7, 0, &b, err, sizeof err), PL_ERR_INVALID, "act", err);
@@ -902,6 +971,7 @@ int main(void) {
         p.st = (cudaStream_t)pl_cuda_backend_stream(p.g);
         printf("%s\n", dts[i] == PL_BF16 ? "bf16" : "f32");
         test_matmul(&p);
+        test_head_greedy(&p);
         test_elementwise(&p);
         test_kv_attention(&p, 128);
         test_kv_attention(&p, 64);

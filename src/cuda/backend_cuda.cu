@@ -314,6 +314,49 @@ int flush_appends(pl_cuda_backend *b) {
                              static_cast<const int32_t *>(d) + n, p.kp, p.vp, b->stream, b->last_err, sizeof b->last_err);
 }
 
+/* Greedy sampling's argmax keys and mapped token ids for rows rows, grown outside captures
+ * only (the previous call synchronized, so nothing uses the old ones; a graph that holds
+ * their addresses no longer matches the step's signature). */
+int ensure_argmax(pl_cuda_backend *b, int rows, char *err, size_t err_len) {
+    if (rows <= b->argmax_rows) return PL_OK;
+    if (rows < PL_CUDA_GEMV_TILE_MAX_M) rows = PL_CUDA_GEMV_TILE_MAX_M; /* every batch of the greedy head at once */
+    cudaError_t e;
+    {
+        if (b->argmax_keys) cudaFree(b->argmax_keys);
+        if (b->argmax_tokens) cudaFreeHost(b->argmax_tokens);
+        b->argmax_keys = nullptr;
+        b->argmax_tokens = b->argmax_tokens_dev = nullptr;
+        b->argmax_rows = 0;
+        /* backend scratch like the sampling probabilities: not counted in live_bytes */
+        const size_t kb = sizeof(unsigned long long) * (size_t)rows;
+        void *k = nullptr;
+        if ((e = cudaMalloc(&k, kb)) != cudaSuccess) {
+            cudaGetLastError();
+            return pl_fail(err, err_len, cuda_status(e), "pl_cuda_sample: %zu bytes of argmax keys: %s", kb, cudaGetErrorString(e));
+        }
+        void *t = nullptr;
+        if ((e = cudaHostAlloc(&t, sizeof(int32_t) * (size_t)rows, cudaHostAllocMapped)) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFree(k);
+            return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_sample: %zu bytes of mapped host memory for token ids: %s",
+                           sizeof(int32_t) * (size_t)rows, cudaGetErrorString(e));
+        }
+        void *td = nullptr;
+        if ((e = cudaHostGetDevicePointer(&td, t, 0)) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFreeHost(t);
+            cudaFree(k);
+            return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: device address of mapped host memory: %s", cudaGetErrorString(e));
+        }
+        b->argmax_keys = static_cast<unsigned long long *>(k);
+        b->argmax_tokens = static_cast<int32_t *>(t);
+        b->argmax_tokens_dev = static_cast<int32_t *>(td);
+        b->argmax_rows = rows;
+        b->argmax_dirty = 1; /* fresh memory: cleared below */
+    }
+    return PL_OK;
+}
+
 int ensure_scratch(pl_cuda_backend *b, size_t bytes) {
     if (bytes <= b->scratch_bytes) return PL_OK;
     cudaStreamSynchronize(b->stream);
@@ -912,20 +955,15 @@ __global__ void __launch_bounds__(SAMP_THREADS) sample_kernel(const float *logit
 }
 
 /* Greedy rows only: pl_argmax (first maximum, NaN skipped) spread over many blocks per row,
- * each folding (value, lower id first) into one 64-bit key, reduced over the block and then
- * with one atomicMax per block (one per warp queued 8x the atomics on each row's key); one
- * block per row took 65 us for 4 rows of 151936. -0.0 counts as 0.0, as the comparison does
- * on the host. Blocks of 256 threads. */
+ * each folding (value, lower id first) into one 64-bit key (argmax_key), reduced over the
+ * block and then with one atomicMax per block (one per warp queued 8x the atomics on each
+ * row's key); one block per row took 65 us for 4 rows of 151936. Blocks of 256 threads. */
 __global__ void __launch_bounds__(256) argmax_kernel(const float *logits, size_t ld, int V, unsigned long long *best) {
     __shared__ unsigned long long red[8];
     const float *L = logits + (size_t)blockIdx.y * ld;
     unsigned long long k = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < V; i += gridDim.x * blockDim.x) {
-        const float x = L[i];
-        if (isnan(x)) continue;
-        const uint32_t u = __float_as_uint(x == 0.f ? 0.f : x);
-        const uint32_t key = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-        const unsigned long long c = ((unsigned long long)key << 32) | (0xffffffffu - (uint32_t)i);
+        const unsigned long long c = argmax_key(L[i], i);
         k = c > k ? c : k;
     }
     for (int o = 16; o > 0; o >>= 1) {
@@ -1127,6 +1165,41 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     return check_launch(b, "add_rmsnorm kernel");
 }
 
+/* The skinny-GEMM kernel for rows x W^T into y (0: cuBLAS). Measured on the H200 (PERF.md):
+ * the CUDA-core kernel wins at one row, the staged tensor-core tile kernel from 2 to 64 rows
+ * (past 32 since its TMA copies: 1-4% ahead of cuBLAS at 48 and 64 rows), cuBLAS beyond. */
+int gemv_variant(const pl_cuda_backend *b, int rows, const cuda_weight *w, const void *x, const void *y) {
+    int variant = 0;
+    if (b->gemv_mode == 2) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_FMA : 0;
+    else if (b->gemv_mode == 3) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_MMA : 0;
+    else if (b->gemv_mode == 4) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= 32 ? PL_CUDA_GEMV_TILE : 0;
+    else if (b->gemv_mode == 1) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= PL_CUDA_GEMV_TILE_MAX_M ? PL_CUDA_GEMV_TILE : 0;
+    const bool ok = b->act == PL_BF16 && w->dtype == PL_BF16 && pl_cuda_gemv_supported(rows, w->rows, w->cols, w->d, x, y);
+    return ok ? variant : 0;
+}
+
+/* The K-split scratch of a skinny-GEMM shape: sized by the first (eager) step of a shape,
+ * never inside a graph. */
+int ensure_gemv_ws(pl_cuda_backend *b, int variant, int N, int K, char *err, size_t err_len) {
+    const size_t wsb = pl_cuda_gemv_ws_bytes(variant, N, K, &b->gemv_ws);
+    if (wsb <= b->gemv_ws.bytes) return PL_OK;
+    if (b->gmode == G_CAPTURE) return set_err(b, PL_ERR_INTERNAL, "matmul: skinny-GEMM scratch grows inside a capture");
+    cudaStreamSynchronize(b->stream); /* the old scratch may be in use */
+    if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
+    b->gemv_ws.ptr = nullptr;
+    b->gemv_ws.bytes = 0;
+    cudaError_t e = cudaMalloc(&b->gemv_ws.ptr, wsb);
+    if (e == cudaSuccess) e = cudaMemsetAsync(b->gemv_ws.ptr, 0, wsb, b->stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
+        b->gemv_ws.ptr = nullptr;
+        return pl_fail(err, err_len, cuda_status(e), "matmul: %zu bytes of skinny-GEMM scratch: %s", wsb, cudaGetErrorString(e));
+    }
+    b->gemv_ws.bytes = wsb;
+    return PL_OK;
+}
+
 int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
@@ -1160,33 +1233,9 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         if (rc) return fwd(b, rc, err, err_len);
         dst = b->scratch;
     }
-    /* measured on the H200 (PERF.md): the CUDA-core kernel wins at one row, the staged
-     * tensor-core tile kernel from 2 to 64 rows (past 32 since its TMA copies: 1-4% ahead of
-     * cuBLAS at 48 and 64 rows), cuBLAS beyond */
-    int variant = 0;
-    if (b->gemv_mode == 2) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_FMA : 0;
-    else if (b->gemv_mode == 3) variant = rows <= PL_CUDA_GEMV_MAX_M ? PL_CUDA_GEMV_MMA : 0;
-    else if (b->gemv_mode == 4) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= 32 ? PL_CUDA_GEMV_TILE : 0;
-    else if (b->gemv_mode == 1) variant = rows == 1 ? PL_CUDA_GEMV_FMA : rows <= PL_CUDA_GEMV_TILE_MAX_M ? PL_CUDA_GEMV_TILE : 0;
-    if (variant && b->act == PL_BF16 && w->dtype == PL_BF16 && pl_cuda_gemv_supported(rows, N, K, w->d, x, dst)) {
-        const size_t wsb = pl_cuda_gemv_ws_bytes(variant, N, K, &b->gemv_ws);
-        if (wsb > b->gemv_ws.bytes) { /* sized by the first (eager) step of a shape, never inside a graph */
-            if (b->gmode == G_CAPTURE) return set_err(b, PL_ERR_INTERNAL, "matmul: skinny-GEMM scratch grows inside a capture");
-            cudaStreamSynchronize(b->stream); /* the old scratch may be in use */
-            if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
-            b->gemv_ws.ptr = nullptr;
-            b->gemv_ws.bytes = 0;
-            cudaError_t e = cudaMalloc(&b->gemv_ws.ptr, wsb);
-            if (e == cudaSuccess) e = cudaMemsetAsync(b->gemv_ws.ptr, 0, wsb, b->stream);
-            if (e != cudaSuccess) {
-                cudaGetLastError();
-                if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
-                b->gemv_ws.ptr = nullptr;
-                return pl_fail(err, err_len, cuda_status(e), "matmul: %zu bytes of skinny-GEMM scratch: %s", wsb,
-                               cudaGetErrorString(e));
-            }
-            b->gemv_ws.bytes = wsb;
-        }
+    const int variant = gemv_variant(b, rows, w, x, dst);
+    if (variant) {
+        if (int rc = ensure_gemv_ws(b, variant, N, K, err, err_len)) return rc;
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &b->gemv_ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
@@ -1529,6 +1578,51 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     return pl_paged_attention_cuda_ex(&a, &opt, b->stream, err, err_len);
 }
 
+/* The greedy head: the LM head's tile kernel folds each row's logits into its argmax key
+ * (the [rows, vocab] logits are never stored), then the finish kernel writes the ids into
+ * mapped host memory and clears the keys; both may be captured. Tile-kernel shapes only
+ * (2-64 rows, bf16): elsewhere PL_ERR_UNSUPPORTED, nothing launched. */
+int op_head_greedy(void *ctx, const void *x, int rows, const void *wp, char *err, size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    const cuda_weight *w = static_cast<const cuda_weight *>(wp);
+    if (!w->is_matrix) return pl_fail(err, err_len, PL_ERR_INTERNAL, "head_greedy: weight is not a matrix");
+    if (rows < 1 || gemv_variant(b, rows, w, x, x) != PL_CUDA_GEMV_TILE) return PL_ERR_UNSUPPORTED;
+    if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
+    if (rows > b->argmax_rows && b->gmode == G_CAPTURE)
+        return set_err(b, PL_ERR_INTERNAL, "head_greedy: argmax keys grow inside a capture");
+    if (int rc = ensure_argmax(b, rows, err, err_len)) return rc;
+    if (int rc = ensure_gemv_ws(b, PL_CUDA_GEMV_TILE, w->rows, w->cols, err, err_len)) return rc;
+    /* keys a failed call left behind; in a replay this lands before the step's last segment */
+    if (b->argmax_dirty) {
+        const cudaError_t e = cudaMemsetAsync(b->argmax_keys, 0, sizeof(unsigned long long) * (size_t)b->argmax_rows, b->stream);
+        if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "head_greedy: clearing argmax keys: %s", cudaGetErrorString(e));
+    }
+    b->argmax_dirty = 1;
+    SIG(b, 14ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(b->argmax_keys), U64(b->argmax_tokens_dev),
+        (unsigned long long)b->gemv_mode, (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
+        (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
+        (unsigned long long)b->gemv_ws.tile_copy);
+    if (REPLAYING(b)) return PL_OK;
+    const int ge = pl_cuda_gemv_argmax_bf16(w->d, x, rows, w->rows, w->cols, b->argmax_keys, &b->gemv_ws, b->stream);
+    if (ge != 0)
+        return pl_fail(err, err_len, PL_ERR_CUDA, "head_greedy [%d x %d] x [%d x %d]^T: launch: %s", rows, w->cols, w->rows,
+                       w->cols, cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    argmax_finish_kernel<<<1, 64, 0, b->stream>>>(b->argmax_keys, rows, b->argmax_tokens_dev);
+    if (int rc = check_launch(b, "greedy head finish kernel")) return fwd(b, rc, err, err_len);
+    return PL_OK;
+}
+
+int op_head_greedy_tokens(void *ctx, int rows, int32_t *tokens, char *err, size_t err_len) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    if (rows < 1 || rows > b->argmax_rows || !b->argmax_dirty)
+        return pl_fail(err, err_len, PL_ERR_INTERNAL, "head_greedy_tokens: %d rows without a greedy head before", rows);
+    const cudaError_t e = cudaStreamSynchronize(b->stream);
+    if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "head_greedy: %s", cudaGetErrorString(e));
+    b->argmax_dirty = 0;
+    memcpy(tokens, b->argmax_tokens, sizeof(int32_t) * (size_t)rows);
+    return PL_OK;
+}
+
 int op_sample(void *ctx, const float *logits, int rows, int vocab, const pl_sample_req *reqs, int32_t *tokens, char *err,
               size_t err_len) {
     pl_cuda_sample_params *p = static_cast<pl_cuda_sample_params *>(malloc(sizeof *p * (size_t)(rows > 0 ? rows : 1)));
@@ -1771,6 +1865,8 @@ pl_backend_ops make_ops() {
     o.paged_attention = op_paged_attention;
     o.copy_rows = op_copy_rows;
     o.sample = op_sample;
+    o.head_greedy = op_head_greedy;
+    o.head_greedy_tokens = op_head_greedy_tokens;
     o.graph_begin = op_graph_begin;
     o.graph_cut = op_graph_cut;
     o.graph_end = op_graph_end;
@@ -2027,40 +2123,8 @@ namespace {
  * waited for the stream and cost a copy-engine hand-off). */
 int sample_greedy(pl_cuda_backend *b, const float *logits, size_t ld, int rows, int vocab, int32_t *tokens, char *err,
                   size_t err_len) {
+    if (int rc = ensure_argmax(b, rows, err, err_len)) return rc;
     cudaError_t e;
-    if (rows > b->argmax_rows) { /* grow both (the previous call synchronized, nothing uses them) */
-        if (b->argmax_keys) cudaFree(b->argmax_keys);
-        if (b->argmax_tokens) cudaFreeHost(b->argmax_tokens);
-        b->argmax_keys = nullptr;
-        b->argmax_tokens = b->argmax_tokens_dev = nullptr;
-        b->argmax_rows = 0;
-        /* backend scratch like the sampling probabilities: not counted in live_bytes */
-        const size_t kb = sizeof(unsigned long long) * (size_t)rows;
-        void *k = nullptr;
-        if ((e = cudaMalloc(&k, kb)) != cudaSuccess) {
-            cudaGetLastError();
-            return pl_fail(err, err_len, cuda_status(e), "pl_cuda_sample: %zu bytes of argmax keys: %s", kb, cudaGetErrorString(e));
-        }
-        void *t = nullptr;
-        if ((e = cudaHostAlloc(&t, sizeof(int32_t) * (size_t)rows, cudaHostAllocMapped)) != cudaSuccess) {
-            cudaGetLastError();
-            cudaFree(k);
-            return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_sample: %zu bytes of mapped host memory for token ids: %s",
-                           sizeof(int32_t) * (size_t)rows, cudaGetErrorString(e));
-        }
-        void *td = nullptr;
-        if ((e = cudaHostGetDevicePointer(&td, t, 0)) != cudaSuccess) {
-            cudaGetLastError();
-            cudaFreeHost(t);
-            cudaFree(k);
-            return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: device address of mapped host memory: %s", cudaGetErrorString(e));
-        }
-        b->argmax_keys = static_cast<unsigned long long *>(k);
-        b->argmax_tokens = static_cast<int32_t *>(t);
-        b->argmax_tokens_dev = static_cast<int32_t *>(td);
-        b->argmax_rows = rows;
-        b->argmax_dirty = 1; /* fresh memory: cleared below */
-    }
     /* fresh keys, or a call that failed between the two kernels and left keys behind */
     if (b->argmax_dirty && (e = cudaMemsetAsync(b->argmax_keys, 0, sizeof(unsigned long long) * (size_t)b->argmax_rows, b->stream)) != cudaSuccess)
         return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: clearing argmax keys: %s", cudaGetErrorString(e));

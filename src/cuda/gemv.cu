@@ -280,6 +280,40 @@ __device__ __forceinline__ void tile_store(OutT *y, int M, int N, int n0, int wa
     if (row < N && tok < M) store(y + (size_t)tok * N + row, v);
 }
 
+/* The greedy head's epilogue (OutT = unsigned long long: y holds one argmax key per token,
+ * zero before the launch): the CTA's largest logit of each token over its 128 weight rows,
+ * as argmax_key, through a [warp][token] table in the idle ring and one atomicMax per token,
+ * so the [M, N] logits are never stored (for the LM head at 64 rows: 39 MB written and read
+ * back by the argmax kernel). The logits are the accumulators tile_store would store, so the
+ * choice is the f32 path's. */
+constexpr int T_RED = 32768; /* ring offset of the table: past a cluster's partials (<= 32 KiB) */
+__device__ __forceinline__ void argmax_frag(unsigned long long *red, int N, int n0, int warp, int lane, int nt, const float *a) {
+    const int r0 = n0 + warp * 16 + (lane >> 2), r1 = r0 + 8;
+    unsigned long long k[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) { /* tokens nt * 8 + 2 t + j: rows g (a[j]) and g + 8 (a[2 + j]) */
+        const unsigned long long k0 = r0 < N ? argmax_key(a[j], r0) : 0ull, k1 = r1 < N ? argmax_key(a[2 + j], r1) : 0ull;
+        k[j] = k0 > k1 ? k0 : k1;
+#pragma unroll
+        for (int o = 4; o < 32; o <<= 1) {
+            const unsigned long long c = __shfl_xor_sync(0xffffffffu, k[j], o);
+            k[j] = c > k[j] ? c : k[j];
+        }
+    }
+    if (lane < 4) red[warp * 64 + nt * 8 + 2 * lane] = k[0], red[warp * 64 + nt * 8 + 2 * lane + 1] = k[1];
+}
+/* after every argmax_frag of the CTA: token tiles nt with (nt - nt0) % nstep == 0 were written */
+__device__ __forceinline__ void argmax_flush(const unsigned long long *red, unsigned long long *keys, int M, int nt0, int nstep) {
+    __syncthreads();
+    const int tok = threadIdx.x, nt = tok >> 3;
+    if (tok < M && nt >= nt0 && (nt - nt0) % nstep == 0) {
+        unsigned long long k = 0;
+#pragma unroll
+        for (int w = 0; w < TW; ++w) k = red[w * 64 + tok] > k ? red[w * 64 + tok] : k;
+        if (k) atomicMax(keys + tok, k);
+    }
+}
+
 /* NP: pairs of 8-token tiles (tokens up to 16 * NP). TMA: each stage is two tensor-map boxes
  * (128 weight rows x 64 k, 16 * NP token rows x 64 k; out-of-range rows and k read as zero)
  * that one thread issues and an mbarrier per stage counts, instead of 16-byte cp.async from
@@ -412,6 +446,8 @@ __global__ void __launch_bounds__(TW * 32, 2)
     }
     if (!TMA) cp_async_wait<0>();
     const int nt_live = (M + 7) / 8; /* token tiles holding real tokens */
+    constexpr bool kKeys = sizeof(OutT) == 8; /* the greedy head (y: argmax keys) */
+    unsigned long long *red = reinterpret_cast<unsigned long long *>(tsm + (sb - smem_u32(tsm)) + T_RED);
     if (ks > 1 && NP > 1) {
         /* past 16 tokens the K splits of a tile are one thread-block cluster: each leaves its
          * partial in its own shared memory, and split r adds token tiles r, r + ks, ... of all
@@ -433,9 +469,12 @@ __global__ void __launch_bounds__(TW * 32, 2)
                     v.x += q.x, v.y += q.y, v.z += q.z, v.w += q.w;
                 }
             const float a[4] = {v.x, v.y, v.z, v.w};
+            if constexpr (kKeys) argmax_frag(red, N, n0, warp, lane, nt, a);
+            else
 #pragma unroll
-            for (int i = 0; i < 4; ++i) tile_store(y, M, N, n0, warp, lane, nt, i, a[i]);
+                for (int i = 0; i < 4; ++i) tile_store(y, M, N, n0, warp, lane, nt, i, a[i]);
         }
+        if constexpr (kKeys) argmax_flush(red, y, M, (int)cl.block_rank(), ks);
         cl.sync(); /* the others are done reading our partial */
         return;
     }
@@ -470,10 +509,17 @@ __global__ void __launch_bounds__(TW * 32, 2)
         }
         if (tid == 0) cnt[tile] = 0;
     }
+    if constexpr (kKeys) {
 #pragma unroll
-    for (int nt = 0; nt < 2 * NP; ++nt)
+        for (int nt = 0; nt < 2 * NP; ++nt)
+            if (nt < nt_live) argmax_frag(red, N, n0, warp, lane, nt, acc[nt]);
+        argmax_flush(red, y, M, 0, 1);
+    } else {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) tile_store(y, M, N, n0, warp, lane, nt, i, acc[nt][i]);
+        for (int nt = 0; nt < 2 * NP; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) tile_store(y, M, N, n0, warp, lane, nt, i, acc[nt][i]);
+    }
 }
 
 template <int NP, typename OutT, bool TMA>
@@ -567,6 +613,12 @@ extern "C" size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda
     if (variant != PL_CUDA_GEMV_MMA) return 0;
     const int ks = pl_cuda_gemv_splits(n, k, sms), tiles = (n + 15) / 16;
     return ks > 1 ? cnt_bytes(sms) + (size_t)ks * tiles * 128 * sizeof(float) : 0;
+}
+
+extern "C" int pl_cuda_gemv_argmax_bf16(const void *w, const void *x, int m, int n, int k, unsigned long long *keys,
+                                        const pl_cuda_gemv_ws *ws, void *stream) {
+    return (int)launch_tile(static_cast<const __nv_bfloat16 *>(w), static_cast<const __nv_bfloat16 *>(x), m, n, k, keys, ws,
+                            static_cast<cudaStream_t>(stream));
 }
 
 extern "C" int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int k, void *y, int y_f32, int variant,

@@ -40,6 +40,12 @@ size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda_gemv_ws *w
 int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int k, void *y, int y_f32, int variant,
                       const pl_cuda_gemv_ws *ws, void *stream);
 
+/* The greedy head on the tile kernel (2..PL_CUDA_GEMV_TILE_MAX_M rows): keys[r] = the largest
+ * argmax key (value, then the lower n; NaN never) of row r of x w^T by atomicMax, the
+ * product itself never stored; keys must hold m zeros before. Returns the cudaError_t. */
+int pl_cuda_gemv_argmax_bf16(const void *w, const void *x, int m, int n, int k, unsigned long long *keys,
+                             const pl_cuda_gemv_ws *ws, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,7 @@ typedef struct pl_sample_req {
  * get/set pair undoes it. pl_sample_row is the choice for one row of V logits given the
  * request (idx, prob: V-element scratch). */
 void pl_sampler_next(pl_sampler *s, pl_sample_req *out);
+int pl_sampler_greedy(const pl_sampler *s); /* NULL or temperature <= 0: argmax, no draw */
 void pl_sampler_get_rng(const pl_sampler *s, pl_mt19937 *state);
 void pl_sampler_set_rng(pl_sampler *s, const pl_mt19937 *state);
 int32_t pl_sample_row(const pl_sample_req *q, const float *logits, int V, int32_t *idx, float *prob);
@@ -98,6 +99,13 @@ typedef struct pl_backend_ops {
      * backend memory; tokens and reqs are host arrays. */
     int (*sample)(void *ctx, const float *logits, int rows, int vocab, const pl_sample_req *reqs, int32_t *tokens,
                   char *err, size_t err_len);
+    /* Optional fusion of the LM head and greedy sampling (NULL, or PL_ERR_UNSUPPORTED with
+     * nothing launched: matmul with f32 logits, then sample): enqueues the pl_argmax of each
+     * row of x W^T without storing the logits, and may run inside a graph bracket;
+     * head_greedy_tokens (after graph_end) waits for it and copies the rows' ids to tokens
+     * (a host array). */
+    int (*head_greedy)(void *ctx, const void *x, int rows, const void *w, char *err, size_t err_len);
+    int (*head_greedy_tokens)(void *ctx, int rows, int32_t *tokens, char *err, size_t err_len);
     /* Optional CUDA-graph bracket of a decode step (NULL: none). graph_begin(key) returns PL_OK
      * when the step is bracketed; graph_end(body_rc) must then follow before anything reads
      * results on the host, and returns PL_OK, an error, or PL_GRAPH_RETRY: undo the step and

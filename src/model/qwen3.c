@@ -142,12 +142,35 @@ int pl_model_forward_sample(pl_model *m, const pl_forward_batch *b, pl_sampler *
     return forward_threads(m, b, &out, err, err_len);
 }
 
+/* Every non-empty row samples greedily: the backend's greedy head may take the LM head. */
+static int head_greedy(const pl_model *m, const pl_forward_batch *b, pl_sampler *const *samplers) {
+    if (!m->ops->head_greedy) return 0;
+    for (int i = 0; i < b->num_seqs; i++)
+        if (b->chunk_lens[i] && !pl_sampler_greedy(samplers ? samplers[i] : NULL)) return 0;
+    return 1;
+}
+
 /* LM head of the packed last rows (m->a, k rows) and sampling in backend memory: only the
  * token ids come back. Draws are undone if the backend fails. */
 static int head_sample(pl_model *m, const pl_forward_batch *b, int k, const fwd_out *out, int *graphed, char *err,
                        size_t err_len) {
     const pl_model_config *c = &m->cfg;
     const pl_backend_ops *o = m->ops;
+    if (head_greedy(m, b, out->samplers)) { /* no logits stored, no draws to undo */
+        int rc = o->head_greedy(m->bctx, m->a, k, m->lm_head, err, err_len);
+        if (rc != PL_ERR_UNSUPPORTED) {
+            if (!rc && *graphed) {
+                *graphed = 0;
+                rc = o->graph_end(m->bctx, PL_OK);
+            }
+            int32_t *toks = rc ? NULL : malloc(sizeof *toks * (size_t)k);
+            if (!rc && !toks) rc = pl_fail(err, err_len, PL_ERR_NOMEM, "forward: out of memory");
+            if (!rc) rc = o->head_greedy_tokens(m->bctx, k, toks, err, err_len);
+            for (int i = 0, j = 0; !rc && i < b->num_seqs; i++) out->tokens[i] = b->chunk_lens[i] ? toks[j++] : -1;
+            free(toks);
+            return rc;
+        }
+    }
     if ((size_t)k > m->dev_logit_rows) {
         /* sized for every slot of the batch at once: a buffer that moves as a batch fills up
          * would invalidate the decode-step graphs captured so far */
@@ -294,7 +317,9 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
             }
     }
     if (graphable) {
-        uint64_t key = ((uint64_t)rows << 32) ^ ((uint64_t)max_pages << 8) ^ (uint64_t)b->num_seqs;
+        /* the greedy head launches other kernels than the LM head and sampling */
+        uint64_t key = ((uint64_t)rows << 32) ^ ((uint64_t)max_pages << 8) ^ (uint64_t)b->num_seqs ^
+                       ((uint64_t)head_greedy(m, b, out->samplers) << 63);
         graphed = o->graph_begin(bx, key) == PL_OK;
     }
 

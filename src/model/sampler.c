@@ -107,6 +107,8 @@ void pl_sampler_next(pl_sampler *s, pl_sample_req *out) {
     out->u = s->p.temperature > 0 ? pl_mt_random(&s->rng) : 0.0;
 }
 
+int pl_sampler_greedy(const pl_sampler *s) { return !s || s->p.temperature <= 0; }
+
 void pl_sampler_get_rng(const pl_sampler *s, pl_mt19937 *state) { *state = s->rng; }
 void pl_sampler_set_rng(pl_sampler *s, const pl_mt19937 *state) { s->rng = *state; }
 
