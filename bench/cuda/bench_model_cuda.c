@@ -13,7 +13,7 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
- *                         [--tile-ctas-ab] [--tile-max-ab N]
+ *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N]
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -164,6 +164,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attn-copy-ab")) attn_copy_ab = 1;
         else if (!strcmp(argv[i], "--attn-early-ab")) early_ab = 1;
         else if (!strcmp(argv[i], "--attn-units-ab")) units_ab = 1;
+        else if (!strcmp(argv[i], "--attn-units-n") && i + 1 < argc) units_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-ctas-ab")) ctas_ab = 1;
         else if (!strcmp(argv[i], "--tile-max-ab") && i + 1 < argc) tile_max_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-warps-ab")) warps_ab = 1;
@@ -242,7 +243,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (tile_max_n ? 6 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (tile_max_n ? 6 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -365,6 +366,11 @@ int main(int argc, char **argv) {
             if (units_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
                           pl_cuda_backend_attn_units, 1, "attention units", units_names);
+            /* --attn-units-n N: the decode attention's work units per CTA by AUTO or N */
+            static const char *const units_n_names[2] = {"AUTO units/CTA", "N units/CTA"};
+            if (units_n > 0)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
+                          pl_cuda_backend_attn_units, units_n, "attention units", units_n_names);
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)

@@ -18,6 +18,10 @@ int pl_page_pool_check_chunk(const pl_page_pool *pool, const pl_kv_chunk *chunk,
 /* K+V element size and count of one page (per K or V array). */
 size_t pl_page_pool_elem_size(const pl_page_pool *pool);
 
+/* Nonzero when the cache's pages already hold n more tokens (no pages to take, so a
+ * reservation needs no pool transaction); 0 also for a bad cache or n, left to the checks. */
+int pl_seq_cache_holds(const pl_seq_cache *cache, int n);
+
 /* Reserve in two phases: begin allocates inside an open pool transaction (on failure it has
  * already rolled back), end commits or rolls back. Lets several layers reserve atomically. */
 int pl_seq_cache_reserve_begin(pl_seq_cache *cache, int n, char *err, size_t err_len);

@@ -67,6 +67,10 @@ static int pages_for(const pl_seq_cache *c, int tokens) {
     return (int)(((long long)tokens + ps - 1) / ps);
 }
 
+int pl_seq_cache_holds(const pl_seq_cache *c, int n) {
+    return c && c->pool && n >= 0 && (long long)c->offset + n <= (1LL << 30) && pages_for(c, c->offset + n) <= c->num_pages;
+}
+
 int pl_seq_cache_reserve_begin(pl_seq_cache *c, int n, char *err, size_t err_len) {
     int rc = check_cache(c, "pl_seq_cache_reserve", err, err_len);
     if (rc != PL_OK) return rc;
@@ -92,6 +96,7 @@ void pl_seq_cache_reserve_end(pl_seq_cache *c, int commit) {
 }
 
 int pl_seq_cache_reserve(pl_seq_cache *c, int n, char *err, size_t err_len) {
+    if (pl_seq_cache_holds(c, n)) return PL_OK; /* most decode steps: no transaction */
     int rc = pl_seq_cache_reserve_begin(c, n, err, err_len);
     if (rc == PL_OK) pl_seq_cache_reserve_end(c, 1);
     return rc;
