@@ -320,40 +320,36 @@ int flush_appends(pl_cuda_backend *b) {
 int ensure_argmax(pl_cuda_backend *b, int rows, char *err, size_t err_len) {
     if (rows <= b->argmax_rows) return PL_OK;
     if (rows < PL_CUDA_GEMV_TILE_MAX_M) rows = PL_CUDA_GEMV_TILE_MAX_M; /* every batch of the greedy head at once */
-    cudaError_t e;
-    {
-        if (b->argmax_keys) cudaFree(b->argmax_keys);
-        if (b->argmax_tokens) cudaFreeHost(b->argmax_tokens);
-        b->argmax_keys = nullptr;
-        b->argmax_tokens = b->argmax_tokens_dev = nullptr;
-        b->argmax_rows = 0;
-        /* backend scratch like the sampling probabilities: not counted in live_bytes */
-        const size_t kb = sizeof(unsigned long long) * (size_t)rows;
-        void *k = nullptr;
-        if ((e = cudaMalloc(&k, kb)) != cudaSuccess) {
-            cudaGetLastError();
-            return pl_fail(err, err_len, cuda_status(e), "pl_cuda_sample: %zu bytes of argmax keys: %s", kb, cudaGetErrorString(e));
-        }
-        void *t = nullptr;
-        if ((e = cudaHostAlloc(&t, sizeof(int32_t) * (size_t)rows, cudaHostAllocMapped)) != cudaSuccess) {
-            cudaGetLastError();
-            cudaFree(k);
-            return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_sample: %zu bytes of mapped host memory for token ids: %s",
-                           sizeof(int32_t) * (size_t)rows, cudaGetErrorString(e));
-        }
-        void *td = nullptr;
-        if ((e = cudaHostGetDevicePointer(&td, t, 0)) != cudaSuccess) {
-            cudaGetLastError();
-            cudaFreeHost(t);
-            cudaFree(k);
-            return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: device address of mapped host memory: %s", cudaGetErrorString(e));
-        }
-        b->argmax_keys = static_cast<unsigned long long *>(k);
-        b->argmax_tokens = static_cast<int32_t *>(t);
-        b->argmax_tokens_dev = static_cast<int32_t *>(td);
-        b->argmax_rows = rows;
-        b->argmax_dirty = 1; /* fresh memory: cleared below */
+    if (b->argmax_keys) cudaFree(b->argmax_keys);
+    if (b->argmax_tokens) cudaFreeHost(b->argmax_tokens);
+    b->argmax_keys = nullptr;
+    b->argmax_tokens = b->argmax_tokens_dev = nullptr;
+    b->argmax_rows = 0;
+    /* backend scratch like the sampling probabilities: not counted in live_bytes */
+    const size_t kb = sizeof(unsigned long long) * (size_t)rows;
+    void *k = nullptr, *t = nullptr, *td = nullptr;
+    cudaError_t e = cudaMalloc(&k, kb);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return pl_fail(err, err_len, cuda_status(e), "greedy sampling: %zu bytes of argmax keys: %s", kb, cudaGetErrorString(e));
     }
+    if ((e = cudaHostAlloc(&t, sizeof(int32_t) * (size_t)rows, cudaHostAllocMapped)) != cudaSuccess) {
+        cudaGetLastError();
+        cudaFree(k);
+        return pl_fail(err, err_len, PL_ERR_NOMEM, "greedy sampling: %zu bytes of mapped host memory for token ids: %s",
+                       sizeof(int32_t) * (size_t)rows, cudaGetErrorString(e));
+    }
+    if ((e = cudaHostGetDevicePointer(&td, t, 0)) != cudaSuccess) {
+        cudaGetLastError();
+        cudaFreeHost(t);
+        cudaFree(k);
+        return pl_fail(err, err_len, PL_ERR_CUDA, "greedy sampling: device address of mapped host memory: %s", cudaGetErrorString(e));
+    }
+    b->argmax_keys = static_cast<unsigned long long *>(k);
+    b->argmax_tokens = static_cast<int32_t *>(t);
+    b->argmax_tokens_dev = static_cast<int32_t *>(td);
+    b->argmax_rows = rows;
+    b->argmax_dirty = 1; /* fresh memory: the caller clears the keys before use */
     return PL_OK;
 }
 

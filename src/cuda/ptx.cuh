@@ -1,5 +1,6 @@
 /* PTX wrappers shared by the CUDA kernels: cp.async staging, ldmatrix, bf16 m16n8k16 MMA,
- * Hopper wgmma (sm_90a), bf16 packing, exp2, mbarriers and TMA tensor copies, programmatic dependent launch. */
+ * Hopper wgmma (sm_90a), bf16 packing, exp2, mbarriers and TMA tensor copies, programmatic dependent launch;
+ * and greedy sampling's argmax key. */
 #ifndef PL_CUDA_PTX_CUH
 #define PL_CUDA_PTX_CUH
 
