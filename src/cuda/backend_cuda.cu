@@ -353,6 +353,27 @@ int ensure_argmax(pl_cuda_backend *b, int rows, char *err, size_t err_len) {
     return PL_OK;
 }
 
+/* Before a greedy launch: keys for rows rows, cleared if fresh or left behind by a call that
+ * failed before its wait (in a replayed step this memset lands before the last segment). */
+int argmax_begin(pl_cuda_backend *b, int rows, char *err, size_t err_len) {
+    if (int rc = ensure_argmax(b, rows, err, err_len)) return rc;
+    if (b->argmax_dirty) {
+        const cudaError_t e = cudaMemsetAsync(b->argmax_keys, 0, sizeof(unsigned long long) * (size_t)b->argmax_rows, b->stream);
+        if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "greedy sampling: clearing argmax keys: %s", cudaGetErrorString(e));
+    }
+    b->argmax_dirty = 1;
+    return PL_OK;
+}
+
+/* After the finish kernel: wait for the stream, then the ids from mapped host memory. */
+int argmax_end(pl_cuda_backend *b, int rows, int32_t *tokens, char *err, size_t err_len) {
+    const cudaError_t e = cudaStreamSynchronize(b->stream);
+    if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "greedy sampling: %s", cudaGetErrorString(e));
+    b->argmax_dirty = 0;
+    memcpy(tokens, b->argmax_tokens, sizeof(int32_t) * (size_t)rows);
+    return PL_OK;
+}
+
 int ensure_scratch(pl_cuda_backend *b, size_t bytes) {
     if (bytes <= b->scratch_bytes) return PL_OK;
     cudaStreamSynchronize(b->stream);
@@ -1586,14 +1607,8 @@ int op_head_greedy(void *ctx, const void *x, int rows, const void *wp, char *err
     if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
     if (rows > b->argmax_rows && b->gmode == G_CAPTURE)
         return set_err(b, PL_ERR_INTERNAL, "head_greedy: argmax keys grow inside a capture");
-    if (int rc = ensure_argmax(b, rows, err, err_len)) return rc;
     if (int rc = ensure_gemv_ws(b, PL_CUDA_GEMV_TILE, w->rows, w->cols, err, err_len)) return rc;
-    /* keys a failed call left behind; in a replay this lands before the step's last segment */
-    if (b->argmax_dirty) {
-        const cudaError_t e = cudaMemsetAsync(b->argmax_keys, 0, sizeof(unsigned long long) * (size_t)b->argmax_rows, b->stream);
-        if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "head_greedy: clearing argmax keys: %s", cudaGetErrorString(e));
-    }
-    b->argmax_dirty = 1;
+    if (int rc = argmax_begin(b, rows, err, err_len)) return rc;
     SIG(b, 14ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(b->argmax_keys), U64(b->argmax_tokens_dev),
         (unsigned long long)b->gemv_mode, (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
@@ -1612,11 +1627,7 @@ int op_head_greedy_tokens(void *ctx, int rows, int32_t *tokens, char *err, size_
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (rows < 1 || rows > b->argmax_rows || !b->argmax_dirty)
         return pl_fail(err, err_len, PL_ERR_INTERNAL, "head_greedy_tokens: %d rows without a greedy head before", rows);
-    const cudaError_t e = cudaStreamSynchronize(b->stream);
-    if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "head_greedy: %s", cudaGetErrorString(e));
-    b->argmax_dirty = 0;
-    memcpy(tokens, b->argmax_tokens, sizeof(int32_t) * (size_t)rows);
-    return PL_OK;
+    return argmax_end(b, rows, tokens, err, err_len);
 }
 
 int op_sample(void *ctx, const float *logits, int rows, int vocab, const pl_sample_req *reqs, int32_t *tokens, char *err,
@@ -2119,21 +2130,12 @@ namespace {
  * waited for the stream and cost a copy-engine hand-off). */
 int sample_greedy(pl_cuda_backend *b, const float *logits, size_t ld, int rows, int vocab, int32_t *tokens, char *err,
                   size_t err_len) {
-    if (int rc = ensure_argmax(b, rows, err, err_len)) return rc;
-    cudaError_t e;
-    /* fresh keys, or a call that failed between the two kernels and left keys behind */
-    if (b->argmax_dirty && (e = cudaMemsetAsync(b->argmax_keys, 0, sizeof(unsigned long long) * (size_t)b->argmax_rows, b->stream)) != cudaSuccess)
-        return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: clearing argmax keys: %s", cudaGetErrorString(e));
-    b->argmax_dirty = 1;
+    if (int rc = argmax_begin(b, rows, err, err_len)) return rc;
     const int per_row = (vocab + 2047) / 2048; /* 256 threads x 8 values */
     argmax_kernel<<<dim3((unsigned)per_row, (unsigned)rows), 256, 0, b->stream>>>(logits, ld, vocab, b->argmax_keys);
     argmax_finish_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, b->stream>>>(b->argmax_keys, rows, b->argmax_tokens_dev);
     if (int rc = check_launch(b, "greedy sampling kernels")) return fwd(b, rc, err, err_len);
-    if ((e = cudaStreamSynchronize(b->stream)) != cudaSuccess)
-        return pl_fail(err, err_len, PL_ERR_CUDA, "pl_cuda_sample: %s", cudaGetErrorString(e));
-    b->argmax_dirty = 0;
-    memcpy(tokens, b->argmax_tokens, sizeof(int32_t) * (size_t)rows);
-    return PL_OK;
+    return argmax_end(b, rows, tokens, err, err_len);
 }
 } // namespace
 

@@ -26,16 +26,6 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int sr
 __device__ __forceinline__ void cp_async16_hint(uint32_t dst, const void *src, int src_bytes, uint64_t policy) {
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src), "r"(src_bytes), "l"(policy));
 }
-/* Greedy sampling's order as one 64-bit key (larger wins): the value's bits made monotone,
- * then the lower id; -0.0 counts as 0.0 (as the host comparison), NaN gives 0 (never chosen
- * over a number; all NaN: id 0, as pl_argmax). Shared by the argmax kernel and the tile
- * GEMM's greedy epilogue, so both choose the same id. */
-__device__ __forceinline__ unsigned long long argmax_key(float x, int id) {
-    if (isnan(x)) return 0ull;
-    const uint32_t u = __float_as_uint(x == 0.f ? 0.f : x);
-    const uint32_t key = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-    return ((unsigned long long)key << 32) | (0xffffffffu - (uint32_t)id);
-}
 /* L2 policy: evict these lines first, so a stream read once does not push out what others reuse */
 __device__ __forceinline__ uint64_t l2_evict_first() {
     uint64_t p;
@@ -68,6 +58,17 @@ __device__ __forceinline__ float ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
+}
+
+/* Greedy sampling's order as one 64-bit key (larger wins): the value's bits made monotone,
+ * then the lower id; -0.0 counts as 0.0 (as the host comparison), NaN gives 0 (never chosen
+ * over a number; all NaN: id 0, as pl_argmax). Shared by the argmax kernel and the tile
+ * GEMM's greedy epilogue, so both choose the same id. */
+__device__ __forceinline__ unsigned long long argmax_key(float x, int id) {
+    if (isnan(x)) return 0ull;
+    const uint32_t u = __float_as_uint(x == 0.f ? 0.f : x);
+    const uint32_t key = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return ((unsigned long long)key << 32) | (0xffffffffu - (uint32_t)id);
 }
 
 /* generic-proxy writes to shared memory (stores, cp.async) ordered before the async proxy's

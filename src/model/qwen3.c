@@ -152,11 +152,11 @@ static int head_greedy(const pl_model *m, const pl_forward_batch *b, pl_sampler 
 
 /* LM head of the packed last rows (m->a, k rows) and sampling in backend memory: only the
  * token ids come back. Draws are undone if the backend fails. */
-static int head_sample(pl_model *m, const pl_forward_batch *b, int k, const fwd_out *out, int *graphed, char *err,
-                       size_t err_len) {
+static int head_sample(pl_model *m, const pl_forward_batch *b, int k, const fwd_out *out, int greedy, int *graphed,
+                       char *err, size_t err_len) {
     const pl_model_config *c = &m->cfg;
     const pl_backend_ops *o = m->ops;
-    if (head_greedy(m, b, out->samplers)) { /* no logits stored, no draws to undo */
+    if (greedy) { /* no logits stored, no draws to undo */
         int rc = o->head_greedy(m->bctx, m->a, k, m->lm_head, err, err_len);
         if (rc != PL_ERR_UNSUPPORTED) {
             if (!rc && *graphed) {
@@ -272,6 +272,8 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
     /* A decode step that returns sampled tokens may run as a CUDA graph (backend permitting):
      * its launches depend on the row count and the block-table width only. */
     const int graphable = paged && out->tokens && !logits && !out->no_graph && rows == nonempty && o->graph_begin;
+    /* sampled tokens, every row greedy: the backend's greedy head takes the LM head */
+    const int greedy = out->tokens && !logits && head_greedy(m, b, out->samplers);
     if (!row_start || !pos) {
         rc = pl_fail(err, err_len, PL_ERR_NOMEM, "forward: out of memory");
         goto done;
@@ -318,8 +320,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
     }
     if (graphable) {
         /* the greedy head launches other kernels than the LM head and sampling */
-        uint64_t key = ((uint64_t)rows << 32) ^ ((uint64_t)max_pages << 8) ^ (uint64_t)b->num_seqs ^
-                       ((uint64_t)head_greedy(m, b, out->samplers) << 63);
+        uint64_t key = ((uint64_t)rows << 32) ^ ((uint64_t)max_pages << 8) ^ (uint64_t)b->num_seqs ^ ((uint64_t)greedy << 63);
         graphed = o->graph_begin(bx, key) == PL_OK;
     }
 
@@ -379,7 +380,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
         }
         if (!logits) {
             if ((rc = o->rmsnorm(bx, last, m->final_norm, nonempty, hid, eps, m->a)) == PL_OK)
-                rc = head_sample(m, b, nonempty, out, &graphed, err, err_len);
+                rc = head_sample(m, b, nonempty, out, greedy, &graphed, err, err_len);
             goto done;
         }
         if ((size_t)nonempty > m->logit_rows) {
