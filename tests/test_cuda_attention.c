@@ -209,6 +209,25 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
             o.decode_early_kv = 0;
             o.decode_copy = 0;
             o.mma_warps = 0;
+            /* the fused q/k norm + RoPE + K/V append (test_cuda_backend runs it): one query row
+             * and at most 16 query heads per KV head, else refused by name; its arrays must be
+             * set, and the check launches nothing */
+            {
+                pl_cuda_attn_rope rp;
+                memset(&rp, 0, sizeof rp);
+                o.rope = &rp;
+                pl_paged_attention_args a = dev_args(p, &d);
+                char e2[256] = "";
+                if (p->a.query_len != 1 || p->a.num_heads / p->a.num_kv_heads > 16) {
+                    snprintf(lab, sizeof lab, "%s: fused rope at query_len %d, %d heads per KV head", label, p->a.query_len,
+                             p->a.num_heads / p->a.num_kv_heads);
+                    expect_refused(p, &d, &o, "rope", lab);
+                } else {
+                    CHECK_ERR(pl_cuda_attn_check(&a, &o, e2, sizeof e2), PL_ERR_INVALID, "rope: qkv", e2);
+                }
+                o.rope = NULL;
+                CHECK_OK(pl_cuda_attn_check(&a, &o, e2, sizeof e2), e2);
+            }
             o.kernel = PL_CUDA_ATTN_MMA;
             o.num_splits = 0;
             o.mma_warps = 4;

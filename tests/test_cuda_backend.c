@@ -766,6 +766,139 @@ static void test_rope_append(pair *p, int hd) {
     free(wq), free(wk);
 }
 
+/* A decode step's q/k norm + RoPE and K/V append done by the decode attention kernel
+ * (pl_cuda_attn_rope; pl_cuda_backend_attn_rope always) against the same step with their own
+ * kernel first (never), on twin device pools filled alike: attention outputs
+ * (poisoned with NaN first) and every used page byte for byte, two steps each. fused: whether
+ * the attention must have taken them (q_out, poisoned, stays untouched), else the backend
+ * falls back to the rope kernel. */
+static void rope_attention_case(pair *p, int nq, int nkv, int ps, int S, const int *ctx0, int warps, int copy, int units,
+                                int early, int fused) {
+    enum { MAXS = 8 };
+    const int hd = 128;
+    const size_t e = 2, stride = (size_t)(nq + 2 * nkv) * hd + 8; /* padded rows */
+    pl_kv_pools hp[2], dp[2];
+    pl_kv_seq hs[2][MAXS], ds[2][MAXS];
+    for (int k = 0; k < 2; k++) twin_pools(p, nkv, ps, hd, S, &hp[k], &dp[k], hs[k], ds[k], NULL);
+    float *wq = rand_act(PL_F32, hd, 1.0f), *wk = rand_act(PL_F32, hd, 1.0f);
+    void *gq = make_weight(p, 1, wq, 1, hd, 1, 0), *gk = make_weight(p, 1, wk, 1, hd, 1, 0);
+    pl_cuda_backend_attn_warps(p->g, warps);
+    pl_cuda_backend_attn_copy(p->g, copy);
+    pl_cuda_backend_attn_units(p->g, units);
+    pl_cuda_backend_attn_early(p->g, early);
+    /* contexts before the steps: the same random rows appended to both pool sets */
+    for (int s = 0; s < S; s++) {
+        const int n = ctx0[s] - 1;
+        if (n <= 0) continue;
+        float *x = rand_act(PL_BF16, (size_t)n * stride, 2.0f);
+        void *xa = to_act(PL_BF16, x, (size_t)n * stride), *dx = dup_dev(p, xa, (size_t)n * stride * e);
+        pl_kv_chunk c = {PL_BF16, n, nkv, hd, (char *)dx + (size_t)nq * hd * e, (char *)dx + (size_t)(nq + nkv) * hd * e, stride};
+        for (int k = 0; k < 2; k++) CHECK_OK(p->go->kv_append(p->g, &ds[k][s].layers[0], &c, err, sizeof err), err);
+        CHECK_OK(pl_cuda_backend_sync(p->g, err, sizeof err), err);
+        p->go->free(p->g, dx);
+        free(x), free(xa);
+    }
+    char what[160];
+    int fused_steps = 0;
+    for (int step = 0; step < 2; step++) {
+        int32_t pos[MAXS];
+        for (int s = 0; s < S; s++) pos[s] = ds[0][s].layers[0].offset;
+        float *ccs = malloc(sizeof(float) * S * hd), *dcs = p->go->alloc(p->g, sizeof(float) * S * hd);
+        CHECK(p->co->rope_table(&p->cpu, pos, S, hd, 1e6, ccs) == PL_OK);
+        CHECK(cudaMemcpy(dcs, ccs, sizeof(float) * S * hd, cudaMemcpyHostToDevice) == cudaSuccess);
+        const size_t nx = (size_t)S * stride, nqo = (size_t)S * nq * hd;
+        float *x = rand_act(PL_BF16, nx, 2.0f);
+        void *xa = to_act(PL_BF16, x, nx);
+        void *out[2], *qo[2], *keys[2], *vals[2];
+        size_t used[2];
+        int grew = 0;
+        for (int k = 0; k < 2; k++) { /* k = 0: rope kernel first, 1: fused */
+            pl_cuda_backend_attn_rope(p->g, k ? 2 : 1); /* always / never */
+            void *dx = dup_dev(p, xa, nx * e), *dq = p->go->alloc(p->g, nqo * e), *dout = p->go->alloc(p->g, nqo * e);
+            CHECK(cudaMemset(dq, 0xff, nqo * e) == cudaSuccess && cudaMemset(dout, 0xff, nqo * e) == cudaSuccess); /* NaN */
+            CHECK(p->go->qk_norm_rope(p->g, dx, S, stride, nq, nkv, hd, gq, gk, 1e-6f, dcs, dq) == PL_OK);
+            const pl_seq_cache *l0[MAXS];
+            pl_page_pool_stats g0;
+            pl_page_pool_get_stats(dp[k].layers[0], &g0);
+            for (int s = 0; s < S; s++) {
+                const char *r0 = (const char *)dx + (size_t)s * stride * e;
+                pl_kv_chunk c = {PL_BF16, 1, nkv, hd, r0 + (size_t)nq * hd * e, r0 + (size_t)(nq + nkv) * hd * e, stride};
+                CHECK_OK(p->go->kv_append(p->g, &ds[k][s].layers[0], &c, err, sizeof err), err);
+                l0[s] = &ds[k][s].layers[0];
+            }
+            const int mp = pl_kv_max_pages(l0, S);
+            int32_t *bt = malloc(sizeof(int32_t) * S * mp), ctx[MAXS];
+            CHECK_OK(pl_kv_build_batch(l0, S, NULL, mp, bt, ctx, err, sizeof err), err);
+            pl_page_pool_stats st;
+            pl_page_pool_get_stats(dp[k].layers[0], &st);
+            pl_paged_attention_args ga;
+            memset(&ga, 0, sizeof ga);
+            ga.dtype = PL_BF16, ga.batch = S, ga.num_heads = nq, ga.num_kv_heads = nkv, ga.query_len = 1, ga.head_dim = hd;
+            ga.num_pages = st.capacity_pages, ga.page_size = ps, ga.max_pages = mp, ga.scale = 0, ga.causal = 1;
+            ga.block_table = bt, ga.context_lens = ctx, ga.schedule = PL_ATTN_AUTO;
+            ga.query = dq, ga.key_pages = pl_page_pool_keys(dp[k].layers[0]), ga.value_pages = pl_page_pool_values(dp[k].layers[0]);
+            ga.out = dout;
+            CHECK_OK(p->go->paged_attention(p->g, &ga, err, sizeof err), err);
+            used[k] = (size_t)st.num_pages * nkv * ps * hd * e;
+            grew = st.growths != g0.growths; /* a growth may break the appends' batch: then the rope kernel runs */
+            out[k] = malloc(nqo * e), qo[k] = malloc(nqo * e), keys[k] = malloc(used[k] + 1), vals[k] = malloc(used[k] + 1);
+            down(p, out[k], dout, nqo * e);
+            down(p, qo[k], dq, nqo * e);
+            down(p, keys[k], pl_page_pool_keys(dp[k].layers[0]), used[k]);
+            down(p, vals[k], pl_page_pool_values(dp[k].layers[0]), used[k]);
+            p->go->free(p->g, dx), p->go->free(p->g, dq), p->go->free(p->g, dout);
+            free(bt);
+        }
+        snprintf(what, sizeof what, "fused rope: %d/%d heads, page %d, %d seqs, warps %d copy %d units %d early %d, step %d", nq,
+                 nkv, ps, S, warps, copy, units, early, step);
+        CHECK_MSG(memcmp(out[0], out[1], nqo * e) == 0, "%s: attention outputs differ", what);
+        CHECK_MSG(used[0] == used[1] && memcmp(keys[0], keys[1], used[0]) == 0 && memcmp(vals[0], vals[1], used[0]) == 0,
+                  "%s: pages differ", what);
+        int untouched = 1;
+        for (size_t i = 0; i < nqo * e; i++) untouched &= ((unsigned char *)qo[1])[i] == 0xff;
+        CHECK_MSG(grew || untouched == fused, "%s: q_out %s (fusion expected: %d)", what, untouched ? "untouched" : "written",
+                  fused);
+        fused_steps += untouched;
+        float *of = malloc(sizeof(float) * nqo);
+        from_act(PL_BF16, out[1], nqo, of);
+        int finite = 1;
+        for (size_t i = 0; i < nqo; i++) finite &= isfinite(of[i]) != 0;
+        CHECK_MSG(finite, "%s: output not finite", what);
+        for (int k = 0; k < 2; k++) free(out[k]), free(qo[k]), free(keys[k]), free(vals[k]);
+        p->go->free(p->g, dcs);
+        free(of), free(ccs), free(x), free(xa);
+    }
+    CHECK_MSG(fused_steps > 0 || !fused, "fused rope: %d/%d heads, page %d: no step fused", nq, nkv, ps);
+    pl_cuda_backend_attn_rope(p->g, 0);
+    pl_cuda_backend_attn_warps(p->g, 0);
+    pl_cuda_backend_attn_copy(p->g, 0);
+    pl_cuda_backend_attn_units(p->g, 0);
+    pl_cuda_backend_attn_early(p->g, 0);
+    for (int k = 0; k < 2; k++) {
+        for (int s = 0; s < S; s++) {
+            pl_kv_seq_destroy(&hs[k][s]);
+            pl_kv_seq_destroy(&ds[k][s]);
+        }
+        pl_kv_pools_destroy(&hp[k]);
+        pl_kv_pools_destroy(&dp[k]);
+    }
+    p->go->weight_free(p->g, gq), p->go->weight_free(p->g, gk);
+    free(wq), free(wk);
+}
+
+static void test_rope_attention(pair *p) {
+    static const int c1[] = {1, 17, 40}, c2[] = {9, 8, 100, 300}, c3[] = {700, 33}, c4[] = {50, 130, 260, 16, 600, 1, 77, 64},
+                     c5[] = {20, 5}, c6[] = {3, 4, 5, 6, 7};
+    rope_attention_case(p, 8, 2, 16, 3, c1, 0, 0, 0, 0, 1);  /* AUTO: one 8-warp CTA a unit */
+    rope_attention_case(p, 8, 2, 16, 3, c1, 4, 2, 0, 0, 1);  /* 4 warps, TMA boxes */
+    rope_attention_case(p, 4, 2, 8, 4, c2, 8, 0, 0, 0, 1);   /* cp.async (page 8), 8 warps, 2 heads a group */
+    rope_attention_case(p, 32, 2, 16, 2, c3, 4, 2, 0, 1, 1); /* 16 heads a group, splits, old keys after the wait */
+    rope_attention_case(p, 8, 2, 16, 8, c4, 4, 2, 3, 0, 1);  /* 3 units a CTA, TMA */
+    rope_attention_case(p, 8, 2, 32, 8, c4, 4, 1, 2, 0, 1);  /* 2 units a CTA, cp.async */
+    rope_attention_case(p, 32, 1, 16, 2, c5, 0, 0, 0, 0, 0); /* 32 heads a group: the rope kernel */
+    rope_attention_case(p, 8, 2, 16, 5, c6, 4, 0, 9, 0, 1);  /* 9 units a CTA, short units: new rows wait their turn */
+}
+
 /* Device sampling against pl_sampler_sample with the same uniform draws. */
 static void test_sampler(pair *p) {
     static const int vocabs[] = {1, 7, 1000, 151936};
@@ -977,6 +1110,7 @@ int main(void) {
         test_kv_attention(&p, 64);
         test_rope_append(&p, 128);
         test_rope_append(&p, 64);
+        if (i == 0) test_rope_attention(&p);
         if (i == 0) {
             test_attention_gemm(&p);
             test_sampler(&p);

@@ -13,7 +13,7 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
- *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N]
+ *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab]
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -113,6 +113,9 @@ static void tile_max_mode(pl_cuda_backend *b, int n) { pl_cuda_backend_tune_tile
 /* A two-way A/B of the serving step through a backend hook (set(b, 0) is the default, set(b,
  * on) the other setting): three interleaved rounds, the order reversed in the middle one (contexts grow between
  * settings), each mode's median printed as "<what>: batch B, round r, <name>: step ms". */
+/* --rope-ab: q/k norm + RoPE and K/V append inside the decode attention (always), or their own kernel */
+static void rope_kernel_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_attn_rope(b, on ? 1 : 2); }
+
 static void ab_rounds(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *lens, int *pos, const int32_t *toks, int steps,
                       int32_t *sampled, double *t, int *rc, char *err, size_t err_len, void (*set)(pl_cuda_backend *, int),
                       int on, const char *what, const char *const names[2]) {
@@ -152,7 +155,7 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -166,6 +169,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attn-units-ab")) units_ab = 1;
         else if (!strcmp(argv[i], "--attn-units-n") && i + 1 < argc) units_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-ctas-ab")) ctas_ab = 1;
+        else if (!strcmp(argv[i], "--rope-ab")) rope_ab = 1;
         else if (!strcmp(argv[i], "--tile-max-ab") && i + 1 < argc) tile_max_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-warps-ab")) warps_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
@@ -371,6 +375,12 @@ int main(int argc, char **argv) {
             if (units_n > 0)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
                           pl_cuda_backend_attn_units, units_n, "attention units", units_n_names);
+            /* --rope-ab: the step's q/k norm + RoPE and K/V append in the decode attention or in their own kernel */
+            static const char *const rope_names[2] = {"rope in the attention", "rope kernel"};
+            if (rope_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, rope_kernel_mode, 1,
+                          "q/k norm + RoPE + K/V append", rope_names);
+            pl_cuda_backend_attn_rope(m->bctx, 0); /* back to AUTO */
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)

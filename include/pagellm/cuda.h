@@ -25,6 +25,23 @@ typedef enum pl_cuda_attn_kernel {
     PL_CUDA_ATTN_DECODE_MMA /* bf16, head_dim 128: split decode on tensor cores, GQA rows packed */
 } pl_cuda_attn_kernel;
 
+/* A decode step's q/k RMSNorm + RoPE and K/V append, done by the decode attention itself
+ * (pl_cuda_attn_options.rope). Row b (sequence b's one new token) of qkv holds its num_heads
+ * raw q heads, then num_kv_heads k heads, then num_kv_heads v heads (args->dtype, head_dim
+ * each). The kernel normalizes and rotates the q heads for its own use (args->query is not
+ * read) and the k head as the backend's rope kernel does, and writes the rotated key and the
+ * value into slot slots[b] of page page_ids[b] of args->key_pages / value_pages (a page id or
+ * slot out of range writes nothing, as pl_kv_append_cuda); that position must be the last of
+ * sequence b's context, which the block table maps to the same slot. */
+typedef struct pl_cuda_attn_rope {
+    const void *qkv;
+    size_t row_stride;               /* elements between qkv rows */
+    const float *q_norm, *k_norm;    /* [head_dim] RMSNorm weights */
+    float eps;
+    const float *cos_sin;            /* [batch, head_dim]: row b's cos at [0, head_dim / 2), then sin */
+    const int32_t *page_ids, *slots; /* [batch] */
+} pl_cuda_attn_rope;
+
 typedef struct pl_cuda_attn_options {
     pl_cuda_attn_kernel kernel; /* overrides args->schedule when not AUTO */
     int num_splits;             /* context splits of the vector/generic kernels; 0 = heuristic */
@@ -53,11 +70,20 @@ typedef struct pl_cuda_attn_options {
                                    AUTO (as many as make one wave of two 4-warp CTAs per SM),
                                    1 = one unit per CTA; more than 1 needs 4-warp CTAs and at
                                    most 8 query rows per KV head (PL_ERR_UNSUPPORTED otherwise) */
+    const struct pl_cuda_attn_rope *rope; /* DECODE_MMA with query_len 1 and at most 16 query heads per
+                                   KV head (else PL_ERR_UNSUPPORTED, nothing launched): the kernel
+                                   also does the step's q/k RMSNorm + RoPE and K/V append, so no
+                                   kernel runs for them before it (NULL: args->query holds the
+                                   rotated queries and the pages the new keys) */
 } pl_cuda_attn_options;
 
 /* Bytes of split scratch pl_paged_attention_cuda_ex needs for these arguments and options
  * (0 when the chosen kernel does not split); depends on shapes only, not on device data. */
 size_t pl_cuda_attn_workspace_bytes(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt);
+
+/* PL_OK when pl_paged_attention_cuda_ex accepts these arguments and options, else the status
+ * and message it would fail with; launches nothing and reads no device memory. */
+int pl_cuda_attn_check(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt, char *err, size_t err_len);
 
 /* pl_paged_attention_cuda with explicit kernel choices (opt may be NULL). */
 int pl_paged_attention_cuda_ex(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt,

@@ -205,6 +205,21 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
                            "decode_units_per_cta: %d units per CTA need 4-warp CTAs and at most 8 query rows per KV head (here %d warps, %d rows)",
                            p.units_per_cta, p.wide_ctas ? 8 : 4, R);
     }
+    if (o.rope) {
+        const pl_cuda_attn_rope *r = o.rope;
+        if (kern != PL_CUDA_ATTN_DECODE_MMA || a->query_len != 1 || p.group > 16)
+            return pl_fail(err, err_len, PL_ERR_UNSUPPORTED,
+                           "rope: the fused q/k norm + RoPE + K/V append needs the DECODE_MMA kernel, query_len 1 and at most 16 query heads per KV head (here kernel %d, query_len %d, %d heads per KV head)",
+                           (int)kern, a->query_len, p.group);
+        if (!r->qkv || !r->q_norm || !r->k_norm || !r->cos_sin || !r->page_ids || !r->slots)
+            return pl_fail(err, err_len, PL_ERR_INVALID, "rope: qkv, q_norm, k_norm, cos_sin, page_ids and slots must all be set");
+        if (r->row_stride < (size_t)(a->num_heads + 2 * a->num_kv_heads) * a->head_dim)
+            return pl_fail(err, err_len, PL_ERR_INVALID, "rope: row_stride %zu is below (num_heads + 2 * num_kv_heads) * head_dim = %d",
+                           r->row_stride, (a->num_heads + 2 * a->num_kv_heads) * a->head_dim);
+        if (!(r->eps >= 0.f) || !isfinite(r->eps)) return pl_fail(err, err_len, PL_ERR_INVALID, "rope: eps %g must be finite and >= 0", (double)r->eps);
+        p.rope = 1;
+        p.rp = *r;
+    }
     *kern_out = kern;
     *pp = p;
     *rows_out = rows;
@@ -224,6 +239,13 @@ extern "C" size_t pl_cuda_attn_workspace_bytes(const pl_paged_attention_args *a,
     char err[8];
     if (plan(a, opt, &kern, &p, &rows, err, sizeof err) != PL_OK) return 0;
     return split_bytes(&p);
+}
+
+extern "C" int pl_cuda_attn_check(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt, char *err, size_t err_len) {
+    pl_cuda_attn_kernel kern;
+    pl_attn_params p;
+    int rows;
+    return plan(a, opt, &kern, &p, &rows, err, err_len);
 }
 
 extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt,

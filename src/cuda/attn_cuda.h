@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "pagellm/attention.h"
+#include "pagellm/cuda.h"
 
 /* Resolved launch parameters shared by the kernels (passed by value). */
 typedef struct pl_attn_params {
@@ -26,6 +27,10 @@ typedef struct pl_attn_params {
     int early_kv;      /* DECODE_MMA: old keys final before the kernel before us started (pl_cuda_attn_options) */
     int units;         /* DECODE_MMA: (split, 16-row chunk, KV head, sequence) work units */
     int units_per_cta; /* DECODE_MMA: consecutive units per CTA (>= 1) */
+    /* DECODE_MMA, query_len 1 (pl_cuda_attn_options.rope): q is read raw from the qkv rows
+     * and the new keys and values are normalized, rotated and appended here */
+    int rope;
+    pl_cuda_attn_rope rp;
 } pl_attn_params;
 
 #ifdef __cplusplus

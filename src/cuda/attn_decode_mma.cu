@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cuda/attn_cuda.h"
+#include "cuda/elem.cuh"
 #include "cuda/ptx.cuh"
 #include "cuda/tma_cuda.h"
 
@@ -50,6 +51,18 @@ constexpr int kMergeOwn = 2 * 34 * 32 * 4;
  * swizzle (two boxes of 64 x 16), so ldmatrix rows of one 16-byte column hit distinct banks */
 __device__ __forceinline__ uint32_t tswz(int r, int ch) {
     return (uint32_t)((ch >> 3) * 2048 + r * 128 + (((ch & 7) ^ (r & 7)) << 4));
+}
+
+/* ROPE: a lane's elements l + 32 j of one bf16 head of 128 (h points at element l), as two
+ * packed pairs (j = 0, 1 and 2, 3), read through L2: the kernel before us wrote them */
+__device__ __forceinline__ void load_head_lane(const unsigned short *h, uint32_t (&r)[2]) {
+    r[0] = (uint32_t)__ldcg(h) | (uint32_t)__ldcg(h + 32) << 16;
+    r[1] = (uint32_t)__ldcg(h + 64) | (uint32_t)__ldcg(h + 96) << 16;
+}
+
+__device__ __forceinline__ void unpack_head_lane(const uint32_t (&r)[2], float (&x)[4]) {
+    x[0] = __uint_as_float(r[0] << 16), x[1] = __uint_as_float(r[0] & 0xffff0000u);
+    x[2] = __uint_as_float(r[1] << 16), x[3] = __uint_as_float(r[1] & 0xffff0000u);
 }
 
 /* One work unit: (context split, 16-row chunk, KV head, sequence), and this warp's share of
@@ -85,7 +98,7 @@ template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, 
  * it computes the last tiles of one unit its next stages already hold the next unit's, so the
  * unit's merge, the next query rows and the first tiles' latency overlap the stream, where a
  * second wave of one-unit CTAs would start each from an empty ring. */
-template <int NW, bool TMA>
+template <int NW, bool TMA, bool ROPE>
 __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     decode_mma_kernel(const __grid_constant__ pl_attn_params p, const __grid_constant__ CUtensorMap tk,
                       const __grid_constant__ CUtensorMap tv) {
@@ -102,6 +115,10 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     if (!p.early_kv) pdl_wait();
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int G = p.group, L = p.query_len, R = G * L;
+    float wq[4], wk[4]; /* ROPE: the lane's q and k norm weights (model constants) */
+    if (ROPE)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wq[j] = p.rp.q_norm[lane + 32 * j], wk[j] = p.rp.k_norm[lane + 32 * j];
     const int u_begin = blockIdx.x * p.units_per_cta, u_end = min(p.units, u_begin + p.units_per_cta);
     const uint16_t *Q = static_cast<const uint16_t *>(p.q);
     const uint16_t *K = static_cast<const uint16_t *>(p.k);
@@ -185,8 +202,32 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
         }
     };
     advance();
+    /* ROPE (L = 1): the tile of a unit holding its context's last position, the step's new key
+     * and value. The warp that loads it also loads their raw rows (lane l: elements l + 32 j,
+     * k and v packed in pairs, with the page slot), one such tile in flight per warp (a second
+     * one waits to be issued until the first is computed), and at that tile normalizes and
+     * rotates the key, writes both to their slot (the K/V append) and over the tile's row,
+     * which may hold the slot from before this write. */
+    auto holds_new = [&](const Unit &U, int j) {
+        const int t0 = U.k_begin + (warp + j * NW) * kTK;
+        return U.ctx - 1 >= t0 && U.ctx - 1 < t0 + kTK;
+    };
+    bool kv_pend = false;
+    uint32_t kraw[2] = {0u, 0u}, vraw[2] = {0u, 0u};
+    int32_t kpage = -1, kslot = -1;
     auto issue_next = [&]() {
         if (iu >= u_end) return;
+        if (ROPE && holds_new(IU, ij)) {
+            if (kv_pend) return;
+            const unsigned short *ks = static_cast<const unsigned short *>(p.rp.qkv) + (size_t)IU.b * p.rp.row_stride +
+                                       (size_t)(p.num_heads + IU.kvh) * kD + lane,
+                                 *vs = ks + (size_t)p.num_kv_heads * kD;
+            load_head_lane(ks, kraw);
+            load_head_lane(vs, vraw);
+            kpage = __ldcg(p.rp.page_ids + IU.b);
+            kslot = __ldcg(p.rp.slots + IU.b);
+            kv_pend = true;
+        }
         issue(IU, ij, (int)(gi % kStages));
         ++gi;
         ++ij;
@@ -218,25 +259,62 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
             }
         }
     };
+    /* ROPE: raw q heads of a unit (L = 1: heads kvh * G + rr of token row b), lane l holding
+     * elements l + 32 j of rows warp + NW i, with the row's cos / sin; normalized, rotated and
+     * stored when the unit starts */
+    constexpr int kQRowsW = kRows / NW;
+    uint32_t qraw[kQRowsW][2];
+    float qcs[2], qsn[2], kcs[2], ksn[2]; /* kcs, ksn: the computed unit's (its new key's row) */
+    auto load_q_raw = [&](const Unit &U) {
+        const unsigned short *row = static_cast<const unsigned short *>(p.rp.qkv) + (size_t)U.b * p.rp.row_stride;
+#pragma unroll
+        for (int i = 0; i < kQRowsW; ++i) {
+            const int rr = warp + i * NW;
+            qraw[i][0] = qraw[i][1] = 0u;
+            if (rr < R) load_head_lane(row + (size_t)(U.kvh * G + rr) * kD + lane, qraw[i]);
+        }
+        const float *c = p.rp.cos_sin + (size_t)U.b * kD;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) qcs[j] = __ldcg(c + lane + 32 * j), qsn[j] = __ldcg(c + kD / 2 + lane + 32 * j);
+    };
+    auto store_q_rope = [&]() {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) kcs[j] = qcs[j], ksn[j] = qsn[j];
+#pragma unroll
+        for (int i = 0; i < kQRowsW; ++i) {
+            const int rr = warp + i * NW;
+            float x[4];
+            unpack_head_lane(qraw[i], x);
+            if (rr < R) norm_rope_lane<__nv_bfloat16, 4>(x, wq, p.rp.eps, qcs, qsn); /* rows past R: zeros */
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int e = lane + 32 * j;
+                asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(sQ + swz(rr, e >> 3) + (e & 7) * 2), "h"((unsigned short)(__float_as_uint(x[j]) >> 16))
+                             : "memory");
+            }
+        }
+    };
     Unit CU = first; /* the unit computed */
-    load_q(CU); /* ahead of the tiles not yet issued, as a cp.async group was */
+    if (ROPE) load_q_raw(CU);
+    else load_q(CU); /* ahead of the tiles not yet issued, as a cp.async group was */
 #pragma unroll 1
     for (int j = early; j < kStages - 1; ++j) {
         issue_next();
         if (!TMA) cp_async_commit();
     }
-
     const int g = lane >> 2, t4 = lane & 3;
     const int halves = R > 8 ? 2 : 1; /* 8-row halves of a chunk that can hold rows */
     unsigned gc = 0;                   /* tiles computed */
     for (int cu = u_begin; cu < u_end; ++cu) {
+        if (ROPE) store_q_rope();
+        else
 #pragma unroll
-        for (int i = 0; i < kQPer; ++i) {
-            const int id = threadIdx.x + i * NW * 32;
-            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(sQ + swz(id >> 4, id & 15)), "r"(qv[i].x), "r"(qv[i].y),
-                         "r"(qv[i].z), "r"(qv[i].w)
-                         : "memory");
-        }
+            for (int i = 0; i < kQPer; ++i) {
+                const int id = threadIdx.x + i * NW * 32;
+                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(sQ + swz(id >> 4, id & 15)), "r"(qv[i].x), "r"(qv[i].y),
+                             "r"(qv[i].z), "r"(qv[i].w)
+                             : "memory");
+            }
         __syncthreads();
         uint32_t qa[8][4];
 #pragma unroll
@@ -244,7 +322,8 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
         Unit NU = CU;
         if (cu + 1 < u_end) { /* the next unit's query rows land while this one streams */
             NU = unit_at<NW>(p, cu + 1, warp);
-            load_q(NU);
+            if (ROPE) load_q_raw(NU);
+            else load_q(NU);
         }
         int lim[2];
 #pragma unroll
@@ -277,6 +356,30 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
                 cp_async_commit();
                 cp_async_wait<kStages - 1>();
                 __syncwarp();
+            }
+            if (ROPE && holds_new(CU, j)) {
+                float x[4];
+                unpack_head_lane(kraw, x);
+                norm_rope_lane<__nv_bfloat16, 4>(x, wk, p.rp.eps, kcs, ksn);
+                const int r = CU.ctx - 1 - t0;
+                const bool ok = kpage >= 0 && kpage < p.num_pages && kslot >= 0 && kslot < ps;
+                const size_t off = (((size_t)kpage * p.num_kv_heads + CU.kvh) * ps + kslot) * kD;
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    const int e = lane + 32 * q;
+                    const unsigned short kv = (unsigned short)(__float_as_uint(x[q]) >> 16);
+                    const unsigned short vv = (unsigned short)(vraw[q >> 1] >> (16 * (q & 1)));
+                    if (ok) {
+                        const_cast<uint16_t *>(K)[off + e] = kv;
+                        const_cast<uint16_t *>(V)[off + e] = vv;
+                    }
+                    const uint32_t o = (TMA ? tswz(r, e >> 3) : swz(r, e >> 3)) + (e & 7) * 2;
+                    asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(kb + o), "h"(kv) : "memory");
+                    asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(vb + o), "h"(vv) : "memory");
+                }
+                if (TMA) fence_proxy_async(); /* before a later TMA refills this stage */
+                __syncwarp();
+                kv_pend = false;
             }
             float s[2][4];
 #pragma unroll
@@ -463,13 +566,18 @@ bool encode_pool_map(CUtensorMap *m, const void *pool, const pl_attn_params *p) 
     return pl_cuda_tmap_2d_bf16(m, pool, kD, rows, kRowB, 64, kTK) != 0;
 }
 
-template <int NW, bool TMA>
+template <int NW, bool TMA, bool ROPE>
 cudaError_t launch_decode(const pl_attn_params *p, dim3 grid, const CUtensorMap &tk, const CUtensorMap &tv, cudaStream_t stream) {
     /* more than one unit per CTA (4 warps, chunks of at most 8 rows): the merge's own two slots */
     const int smem = (TMA ? smem_bytes_tma<NW>() : smem_bytes<NW>()) + (p->units_per_cta > 1 ? kMergeOwn : 0);
-    cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel<NW, TMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e == cudaSuccess) e = launch_pdl(decode_mma_kernel<NW, TMA>, grid, dim3(NW * 32), (size_t)smem, stream, p->pdl, *p, tk, tv);
+    cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel<NW, TMA, ROPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e == cudaSuccess) e = launch_pdl(decode_mma_kernel<NW, TMA, ROPE>, grid, dim3(NW * 32), (size_t)smem, stream, p->pdl, *p, tk, tv);
     return e;
+}
+
+template <int NW, bool TMA>
+cudaError_t launch_decode_r(const pl_attn_params *p, dim3 grid, const CUtensorMap &tk, const CUtensorMap &tv, cudaStream_t stream) {
+    return p->rope ? launch_decode<NW, TMA, true>(p, grid, tk, tv, stream) : launch_decode<NW, TMA, false>(p, grid, tk, tv, stream);
 }
 
 } // namespace
@@ -485,8 +593,8 @@ extern "C" int pl_cuda_attn_decode_mma_launch(const pl_attn_params *p, cudaStrea
         return pl_fail(err, err_len, PL_ERR_UNSUPPORTED, "decode_copy: TMA copies need the driver's tensor-map encoder (none, or it refused a pool of %d pages)",
                        p->num_pages);
     cudaError_t e;
-    if (p->wide_ctas) e = tma ? launch_decode<8, true>(p, grid, tk, tv, stream) : launch_decode<8, false>(p, grid, tk, tv, stream);
-    else e = tma ? launch_decode<4, true>(p, grid, tk, tv, stream) : launch_decode<4, false>(p, grid, tk, tv, stream);
+    if (p->wide_ctas) e = tma ? launch_decode_r<8, true>(p, grid, tk, tv, stream) : launch_decode_r<8, false>(p, grid, tk, tv, stream);
+    else e = tma ? launch_decode_r<4, true>(p, grid, tk, tv, stream) : launch_decode_r<4, false>(p, grid, tk, tv, stream);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess) return pl_fail(err, err_len, PL_ERR_CUDA, "decode mma kernel launch: %s", cudaGetErrorString(e));
     return pl_cuda_attn_merge_launch(p, PL_BF16, stream, err, err_len);

@@ -21,6 +21,7 @@ extern "C" {
 #include "model/model_internal.h"
 }
 #include "cuda/backend_cuda.h"
+#include "cuda/elem.cuh"
 #include "cuda/gemv_cuda.h"
 #include "cuda/ptx.cuh"
 #include "pagellm/cuda.h"
@@ -128,6 +129,7 @@ struct pl_cuda_backend {
     int attn_copy;           /* its K/V copies (pl_cuda_attn_options.decode_copy; 0: AUTO) */
     int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
     int attn_units;          /* its work units per CTA (pl_cuda_attn_options.decode_units_per_cta; 0: AUTO) */
+    int attn_rope;           /* pending rope and appends into the decode attention: 0 AUTO (rope_into_attention), 1 never, 2 always */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
     graph_entry graphs[PL_MAX_GRAPHS];
@@ -394,23 +396,12 @@ size_t esize(pl_dtype t) { return t == PL_F32 ? 4 : 2; }
 
 /* ---- kernels ---- */
 
-__device__ __forceinline__ float tof(float x) { return x; }
-__device__ __forceinline__ float tof(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T> __device__ __forceinline__ T fromf(float x);
-template <> __device__ __forceinline__ float fromf<float>(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-/* The value an intermediate takes when stored in the act dtype (as the CPU path rounds). */
-template <typename T> __device__ __forceinline__ float round_act(float x) { return tof(fromf<T>(x)); }
+/* tof, fromf, round_act and warp_sum: elem.cuh */
 
 /* Every kernel of a step starts with pdl_trigger + pdl_wait (ptx.cuh) and is launched with
  * launch_pdl: its launch overlaps the kernel before it, and the next kernel (a skinny GEMM
  * loading weights, say) may start early and wait for our results. Before the wait a kernel
  * reads only what no kernel of the step writes (weights; the decode attention's old keys). */
-
-template <typename R> __device__ __forceinline__ R warp_sum(R v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 /* Sum over the block; every thread gets it. red: 32 slots of shared memory. */
 template <typename R> __device__ R block_sum(R v, R *red) {
@@ -580,19 +571,18 @@ template <typename T, int E>
 __device__ __forceinline__ void norm_rope_head_reg(const T *src, const float (&wv)[NR_WREG], float eps, const float *c, int lane,
                                                    T *dst, T *dst2) {
     static_assert(E % 2 == 0 && E <= NR_WREG, "E even, its weights in wv");
-    constexpr int hd = 32 * E, half = hd / 2;
-    float x[E], ss = 0.f;
+    constexpr int half = 16 * E;
+    float x[E], cs[E / 2], sn[E / 2];
+#pragma unroll
+    for (int j = 0; j < E; ++j) x[j] = tof(src[lane + 32 * j]);
+#pragma unroll
+    for (int j = 0; j < E / 2; ++j) cs[j] = c[lane + 32 * j], sn[j] = c[half + lane + 32 * j];
+    norm_rope_lane<T, E>(x, wv, eps, cs, sn); /* elem.cuh */
 #pragma unroll
     for (int j = 0; j < E; ++j) {
-        x[j] = tof(src[lane + 32 * j]);
-        ss += x[j] * x[j];
+        dst[lane + 32 * j] = fromf<T>(x[j]);
+        if (dst2) dst2[lane + 32 * j] = fromf<T>(x[j]);
     }
-    ss = warp_sum(ss);
-    const float inv = 1.0f / sqrtf(ss / (float)hd + eps);
-#pragma unroll
-    for (int j = 0; j < E; ++j) x[j] = round_act<T>(x[j] * inv * wv[j]);
-#pragma unroll
-    for (int j = 0; j < E / 2; ++j) rope_pair(x[j], x[j + E / 2], c, lane + 32 * j, half, dst, dst2);
 }
 
 /* norm_rope_head, in registers where hd allows (64, 128, 256). */
@@ -1537,11 +1527,28 @@ bool in_kv_storage(const pl_cuda_backend *b, const void *p) {
 
 /* Paged attention with the host block table and context lengths uploaded (skipped when
  * they equal the previous upload, as for every layer after the first). */
+/* Whether a decode attention over every row of the pending rope (query_len 1), on the pools
+ * its pending appends write, takes them over (pl_cuda_attn_rope): one kernel fewer per layer.
+ * AUTO where it measured faster on the H200 (Qwen3-4B decode steps, session 19: 1-2 rows
+ * 0.5-2%, 4 and 8 rows 1.5-3%, 32-64 0-2%), not at 9-16 rows (12 and 16 rows 1-2.5% slower)
+ * nor past 64 (not measured). The attention kernel's own check (pl_cuda_attn_check) has the
+ * last word. */
+bool rope_into_attention(const pl_cuda_backend *b, const pl_paged_attention_args *a) {
+    const rope_pending &r = b->rope;
+    const kv_pending &p = b->pend;
+    const bool rows_ok = b->attn_rope == 2 || (b->attn_rope == 0 && (r.rows <= 8 || (r.rows > 16 && r.rows <= 64)));
+    return r.on && rows_ok && !(b->skip & PL_CUDA_SKIP_ATTN) && rope_fuses(b, r) && a->query == r.q_out &&
+           a->query_len == 1 && a->batch == r.rows && a->dtype == b->act && a->head_dim == r.hd && a->num_heads == r.nq &&
+           a->num_kv_heads == r.nkv && a->key_pages == p.kp && a->value_pages == p.vp && a->page_size == p.ps &&
+           a->num_pages == p.cap_pages;
+}
+
 int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (!args) return pl_fail(err, err_len, PL_ERR_INVALID, "args: NULL");
-    int frc = flush_pending(b);
-    if (frc) return fwd(b, frc, err, err_len);
+    bool fuse = rope_into_attention(b, args);
+    if (!fuse)
+        if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
     if (b->skip & PL_CUDA_SKIP_ATTN) return PL_OK;
     if (args->batch <= 0 || args->max_pages <= 0 || !args->block_table || !args->context_lens)
         return pl_fail(err, err_len, PL_ERR_INVALID, "paged_attention: batch %d, max_pages %d, block_table/context_lens %s",
@@ -1566,11 +1573,36 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.decode_copy = b->attn_copy;
     opt.decode_units_per_cta = b->attn_units;
     opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
+    pl_cuda_attn_rope rp;
+    memset(&rp, 0, sizeof rp);
+    if (fuse) {
+        const rope_pending &r = b->rope;
+        rp.qkv = r.qkv, rp.row_stride = r.stride, rp.q_norm = r.wq, rp.k_norm = r.wk, rp.eps = r.eps, rp.cos_sin = r.cs;
+        rp.page_ids = rp.slots = a.context_lens; /* set below; the check wants them non-NULL */
+        opt.rope = &rp;
+        char cerr[8];
+        if (pl_cuda_attn_check(&a, &opt, cerr, sizeof cerr) != PL_OK) { /* e.g. not the DECODE_MMA kernel */
+            opt.rope = nullptr;
+            fuse = false;
+            if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
+        }
+    }
+    if (fuse) { /* the rope and appends are this launch's now (their signature was taken when deferred) */
+        kv_pending &p = b->pend;
+        const int n = p.n;
+        p.n = 0;
+        b->rope.on = 0;
+        void *d = nullptr;
+        if (int rc = stage_append_meta(b, n, &d)) return fwd(b, rc, err, err_len);
+        rp.page_ids = static_cast<const int32_t *>(d);
+        rp.slots = rp.page_ids + n;
+        SIG(b, 15ULL, U64(d), (unsigned long long)n, (unsigned long long)p.cap_pages);
+    }
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
     SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_warps,
         (unsigned long long)b->attn_copy, (unsigned long long)b->attn_units,
-        (unsigned long long)opt.decode_early_kv);
+        (unsigned long long)opt.decode_early_kv, (unsigned long long)fuse);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
         return PL_OK;
@@ -2015,6 +2047,9 @@ void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode) {
 }
 void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode) {
     if (b) b->attn_early = mode == 1 ? 1 : 0;
+}
+void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode) {
+    if (b) b->attn_rope = mode == 1 || mode == 2 ? mode : 0;
 }
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
     if (b) b->attn_units = units > 0 ? units : 0;

@@ -73,6 +73,11 @@ void pl_cuda_backend_attn_copy(pl_cuda_backend *b, int mode);
 /* Test and benchmark hook: the decode attention over the backend's page pools reads old keys
  * before its PDL wait (0, default) or after it (1). */
 void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode);
+/* Test and benchmark hook: whether a decode step's q/k norm + RoPE and K/V append go into the
+ * decode attention kernel (pl_cuda_attn_options.rope) instead of their own kernel before it:
+ * 0 AUTO (default: at batches where that measured faster), 1 never, 2 always (where the
+ * attention kernel takes them). */
+void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode);
 /* Benchmark hook: the decode attention's work units per CTA (pl_cuda_attn_options.
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);

@@ -16,6 +16,7 @@
 
 #include <new>
 
+#include "cuda/elem.cuh"
 #include "cuda/kv_modes_cuda.h"
 #include "pagellm/cuda.h"
 
@@ -80,11 +81,7 @@ int arena_send(pl_kvc *c, const char *host, char *dev, size_t bytes, char *err, 
 /* The widest copy word (16, 4 or 2 bytes) that divides every size and address given. */
 int word_bytes(uintptr_t all) { return all % 16 == 0 ? 16 : all % 4 == 0 ? 4 : 2; }
 
-__device__ __forceinline__ float tof(float x) { return x; }
-__device__ __forceinline__ float tof(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <typename T> __device__ __forceinline__ T fromf(float x);
-template <> __device__ __forceinline__ float fromf<float>(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+/* tof, fromf: elem.cuh */
 
 /* ---- copies ---- */
 
