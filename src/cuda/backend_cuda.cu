@@ -530,8 +530,9 @@ __device__ __forceinline__ void head_weights(const float *w, int hd, int lane, f
  * into dst and dst2 when set. */
 template <typename T>
 __device__ __forceinline__ void rope_pair(float x0, float x1, const float *c, int i, int half, T *dst, T *dst2) {
-    const float *s = c + half;
-    const T y0 = fromf<T>(x0 * c[i] - x1 * s[i]), y1 = fromf<T>(x1 * c[i] + x0 * s[i]);
+    float r0, r1;
+    rope_rot<T>(x0, x1, c[i], c[half + i], r0, r1); /* elem.cuh */
+    const T y0 = fromf<T>(r0), y1 = fromf<T>(r1);
     dst[i] = y0;
     dst[i + half] = y1;
     if (dst2) {
@@ -1525,13 +1526,11 @@ bool in_kv_storage(const pl_cuda_backend *b, const void *p) {
     return false;
 }
 
-/* Paged attention with the host block table and context lengths uploaded (skipped when
- * they equal the previous upload, as for every layer after the first). */
 /* Whether a decode attention over every row of the pending rope (query_len 1), on the pools
  * its pending appends write, takes them over (pl_cuda_attn_rope): one kernel fewer per layer.
- * AUTO where it measured faster on the H200 (Qwen3-4B decode steps, session 19: 1-2 rows
- * 0.5-2%, 4 and 8 rows 1.5-3%, 32-64 0-2%), not at 9-16 rows (12 and 16 rows 1-2.5% slower)
- * nor past 64 (not measured). The attention kernel's own check (pl_cuda_attn_check) has the
+ * AUTO where it measured faster or level on the H200 (Qwen3-4B decode steps, session 19,
+ * same process: 1-8 rows 0.4-2.8%, 32-48 0-2.4%, 24 and 64 level), not at 9-16 rows (12 rows
+ * 1-1.5% slower, 16 from 0.9% faster to 3% slower) nor past 64 (not measured). The attention kernel's own check (pl_cuda_attn_check) has the
  * last word. */
 bool rope_into_attention(const pl_cuda_backend *b, const pl_paged_attention_args *a) {
     const rope_pending &r = b->rope;
@@ -1543,6 +1542,8 @@ bool rope_into_attention(const pl_cuda_backend *b, const pl_paged_attention_args
            a->num_pages == p.cap_pages;
 }
 
+/* Paged attention with the host block table and context lengths uploaded (skipped when
+ * they equal the previous upload, as for every layer after the first). */
 int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (!args) return pl_fail(err, err_len, PL_ERR_INVALID, "args: NULL");
@@ -1576,27 +1577,25 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     pl_cuda_attn_rope rp;
     memset(&rp, 0, sizeof rp);
     if (fuse) {
+        /* the appends' page ids and slots (a fallback's launch_rope_append finds them cached) */
+        const int n = b->pend.n;
+        void *d = nullptr;
+        if (int rc = stage_append_meta(b, n, &d)) return fwd(b, rc, err, err_len);
         const rope_pending &r = b->rope;
         rp.qkv = r.qkv, rp.row_stride = r.stride, rp.q_norm = r.wq, rp.k_norm = r.wk, rp.eps = r.eps, rp.cos_sin = r.cs;
-        rp.page_ids = rp.slots = a.context_lens; /* set below; the check wants them non-NULL */
+        rp.page_ids = static_cast<const int32_t *>(d);
+        rp.slots = rp.page_ids + n;
         opt.rope = &rp;
         char cerr[8];
         if (pl_cuda_attn_check(&a, &opt, cerr, sizeof cerr) != PL_OK) { /* e.g. not the DECODE_MMA kernel */
             opt.rope = nullptr;
             fuse = false;
             if (int frc = flush_pending(b)) return fwd(b, frc, err, err_len);
+        } else { /* the rope and appends are this launch's now (their signature was taken when deferred) */
+            b->pend.n = 0;
+            b->rope.on = 0;
+            SIG(b, 15ULL, U64(d), (unsigned long long)n, (unsigned long long)b->pend.cap_pages);
         }
-    }
-    if (fuse) { /* the rope and appends are this launch's now (their signature was taken when deferred) */
-        kv_pending &p = b->pend;
-        const int n = p.n;
-        p.n = 0;
-        b->rope.on = 0;
-        void *d = nullptr;
-        if (int rc = stage_append_meta(b, n, &d)) return fwd(b, rc, err, err_len);
-        rp.page_ids = static_cast<const int32_t *>(d);
-        rp.slots = rp.page_ids + n;
-        SIG(b, 15ULL, U64(d), (unsigned long long)n, (unsigned long long)p.cap_pages);
     }
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);

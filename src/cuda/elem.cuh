@@ -24,6 +24,13 @@ template <typename R> __device__ __forceinline__ R warp_sum(R v) {
     return v;
 }
 
+/* The half-split rotation of one pair (element i and i + hd / 2) by cos c and sin s, each
+ * value rounded to T: the one expression every rope kernel uses, so they give the same bits. */
+template <typename T> __device__ __forceinline__ void rope_rot(float x0, float x1, float c, float s, float &y0, float &y1) {
+    y0 = round_act<T>(x0 * c - x1 * s);
+    y1 = round_act<T>(x1 * c + x0 * s);
+}
+
 /* One head of hd = 32 * E values in a warp, lane l holding elements l + 32 j (E even): RMSNorm
  * with weights wv (the lane's elements, rounded to the act dtype as the CPU path), then the
  * half-split rotation (element i with i + hd / 2: the lane's own j and j + E / 2) by the row's
@@ -42,8 +49,7 @@ __device__ __forceinline__ void norm_rope_lane(float (&x)[E], const float *wv, f
 #pragma unroll
     for (int j = 0; j < E / 2; ++j) {
         const float x0 = x[j], x1 = x[j + E / 2];
-        x[j] = round_act<T>(x0 * cs[j] - x1 * sn[j]);
-        x[j + E / 2] = round_act<T>(x1 * cs[j] + x0 * sn[j]);
+        rope_rot<T>(x0, x1, cs[j], sn[j], x[j], x[j + E / 2]);
     }
 }
 
