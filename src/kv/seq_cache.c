@@ -18,6 +18,9 @@ void pl_seq_cache_destroy(pl_seq_cache *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* Most tokens one sequence cache holds: keeps offset + n and page counts inside int. */
+#define PL_SEQ_MAX_TOKENS (1LL << 30)
+
 static int page_size_of(const pl_seq_cache *c) { return pl_page_pool_get_config(c->pool)->page_size; }
 
 /* page_lens follow from offset: every page full up to offset, reserved pages empty. */
@@ -68,14 +71,14 @@ static int pages_for(const pl_seq_cache *c, int tokens) {
 }
 
 int pl_seq_cache_holds(const pl_seq_cache *c, int n) {
-    return c && c->pool && n >= 0 && (long long)c->offset + n <= (1LL << 30) && pages_for(c, c->offset + n) <= c->num_pages;
+    return c && c->pool && n >= 0 && (long long)c->offset + n <= PL_SEQ_MAX_TOKENS && pages_for(c, c->offset + n) <= c->num_pages;
 }
 
 int pl_seq_cache_reserve_begin(pl_seq_cache *c, int n, char *err, size_t err_len) {
     int rc = check_cache(c, "pl_seq_cache_reserve", err, err_len);
     if (rc != PL_OK) return rc;
     if (n < 0) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_seq_cache_reserve: n must be nonnegative, got %d", n);
-    if ((long long)c->offset + n > (1LL << 30))
+    if ((long long)c->offset + n > PL_SEQ_MAX_TOKENS)
         return pl_fail(err, err_len, PL_ERR_INVALID, "pl_seq_cache_reserve: offset %d + n %d is too large", c->offset, n);
     int need = pages_for(c, c->offset + n);
     if ((rc = ensure_meta(c, need, err, err_len)) != PL_OK) return rc;
@@ -108,7 +111,7 @@ int pl_seq_cache_append(pl_seq_cache *c, const pl_kv_chunk *chunk, char *err, si
     /* Chunk shape and dtype are checked before anything is allocated. */
     if ((rc = pl_page_pool_check_chunk(c->pool, chunk, err, err_len)) != PL_OK) return rc;
     const pl_page_pool_config *cfg = pl_page_pool_get_config(c->pool);
-    if ((long long)c->offset + chunk->num_tokens > (1LL << 30))
+    if ((long long)c->offset + chunk->num_tokens > PL_SEQ_MAX_TOKENS)
         return pl_fail(err, err_len, PL_ERR_INVALID, "pl_seq_cache_append: offset %d + %d tokens is too large", c->offset,
                        chunk->num_tokens);
 
