@@ -18,9 +18,11 @@
  *                       N / 132 rows over all K and bulk-copies them into shared memory at
  *                       entry, before its PDL wait; tensor-core math after the wait;
  *   row ownership       the same ownership as a streaming kernel for every shape (rows_gemv);
- *   --bubble-prefetch   only this: the bubble's CTAs themselves ask L2 for the next GEMM's
- *                       weights at their start (as an attention kernel could for the o
- *                       projection), against the GEMM cold and warm after a plain bubble.
+ *   --bubble-prefetch   only this: the bubble's CTAs themselves bring the next GEMM's weights
+ *                       into L2 at their start (as an attention kernel could for the o
+ *                       projection): by cp.async.bulk.prefetch.L2, by one prefetch.global.L2
+ *                       per line, or by real reads (8 KiB bulk copies into shared memory,
+ *                       discarded), against the GEMM cold and warm after a plain bubble.
  * GEMM cost = (variant - bubble alone) / 36. Both largest and default shared-memory carveouts.
  * Results (PERF.md, eleventh session; bench/cuda/results-h200-model/session11/runs/): the o
  * projection takes 8.6-9.6 us after the bubble on cold weights and still 6.85-7.46 us on
@@ -34,6 +36,13 @@
  * layer after a 100 KiB 8 us bubble: o cold 8.70, warm 6.87, prefetched by the bubble 9.63; qkv
  * 10.30 / 7.84 / 12.21. Slower than cold after the 100 and 32 KiB bubbles and the 3 us one,
  * 0.2-0.4 us faster after the 196 KiB one; nowhere near warm (run 3 of session13/runs/).
+ * Twenty-first session (session21/runs/r5-r7, with the library's GEMM then): no prefetch
+ * instruction gave hits even with 50 us to land (o cold 8.9-9.2, warm 7.5-8.0, bulk prefetch
+ * 11.7-12.2, line prefetch 12.2-12.5 us/layer), while real reads by the bubble did: o 7.8-8.2
+ * after 8 or 20 us bubbles (cold 9.6-9.7, warm 7.3-7.7), qkv 8.5-8.8 after 20 us (cold 10.2-10.5,
+ * warm 8.2-8.6; 8 us is too short for its 31 MB). In the decode step such reads by extra
+ * attention CTAs lost 3-9% at batch 2-8 (they held up the attention), and the GEMM's own
+ * per-row bulk copies were far too slow (128-640-byte requests).
  *
  * Not part of the build. On a GPU machine (after building libpagellm.a in build-gpu):
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda bench/cuda/exp_l2_prefetch.cu \
@@ -70,17 +79,36 @@ __device__ __forceinline__ void l2_prefetch(const char *p, size_t off, size_t by
  * attention does at batch 4, without DRAM traffic of its own; with p set, each CTA first asks
  * L2 for its share of the bytes at p (the next GEMM's weights), as an attention kernel could
  * for the o projection after it */
-__global__ void bubble(long long ns, const char *p, size_t bytes) {
+__global__ void bubble(long long ns, const char *p, size_t bytes, int how) {
     pdl_trigger();
     pdl_wait();
     extern __shared__ unsigned char sm[];
-    if (p) {
+    if (p && how == 0) {
         const size_t share = (bytes / gridDim.x + PF_CHUNK - 1) / PF_CHUNK * PF_CHUNK, b0 = share * blockIdx.x;
         for (size_t off = b0 + threadIdx.x * PF_CHUNK; off < b0 + share && off < bytes; off += blockDim.x * PF_CHUNK)
             l2_prefetch(p, off, bytes);
+    } else if (p && how == 1) { /* one prefetch.global.L2 per 128-byte line */
+        for (size_t off = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 128; off < bytes; off += (size_t)gridDim.x * blockDim.x * 128)
+            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p + off));
     }
     if (threadIdx.x == 0) {
         const unsigned long long t0 = gtimer();
+        if (p && how == 2) { /* real reads: the CTA's share by 8 KiB bulk copies into two scratch buffers (discarded),
+                              * inside the bubble's time */
+            const uint32_t buf = smem_u32(sm), bars = buf + 16384;
+            mbar_init(bars, 1);
+            mbar_init(bars + 8, 1);
+            mbar_init_fence();
+            const size_t share = (bytes / gridDim.x + 8191) / 8192 * 8192, b0 = share * blockIdx.x;
+            int i = 0;
+            for (size_t off = b0; off < b0 + share && off < bytes; off += 8192, i++) {
+                if (i >= 2) mbar_wait(bars + 8 * (i & 1), (unsigned)((i - 2) >> 1) & 1u);
+                const unsigned n = (unsigned)(bytes - off < 8192 ? bytes - off : 8192);
+                mbar_expect_tx(bars + 8 * (i & 1), n);
+                bulk_load(buf + 8192 * (i & 1), p + off, (int)n, bars + 8 * (i & 1));
+            }
+            for (int j = i - 2 < 0 ? 0 : i - 2; j < i; j++) mbar_wait(bars + 8 * (j & 1), (unsigned)(j >> 1) & 1u);
+        }
         while ((long long)(gtimer() - t0) < ns) {
         }
         sm[0] = 1;
@@ -350,7 +378,7 @@ int main(int argc, char **argv) {
             for (int v = 0; v < 7; v++) {
                 auto enqueue = [&] {
                     for (int l = 0; l < LAYERS; l++) {
-                        if (v >= 3) launch(bubble, 128, 256, (size_t)16, s, 3000LL, (const char *)nullptr, (size_t)0);
+                        if (v >= 3) launch(bubble, 128, 256, (size_t)16, s, 3000LL, (const char *)nullptr, (size_t)0, 0);
                         const int k = v >= 3 ? v - 3 : v + 1; /* 0: bubble only, 1 tile, 2 rows<4>, 3 rows<8> */
                         if (k == 1) CK((cudaError_t)pl_cuda_gemv_bf16(W[l], x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
                         if (k == 2) launch(rows_gemv<4>, sms, (RG_CW + 1) * 32, rg_smem4, s, (const __nv_bfloat16 *)W[l], (const __nv_bfloat16 *)x, sh.N, sh.K, y);
@@ -374,24 +402,26 @@ int main(int argc, char **argv) {
             for (const __nv_bfloat16 &v : ref) mx = fmax(mx, fabs((double)__bfloat162float(v)));
             printf("    check: rows 4 / 8 slots against the tile GEMM: max |diff| %.3g / %.3g of max |y| %.3g\n", d4, d8, mx);
         }
-        if (pf_only) { /* the bubble issuing the prefetch itself, against cold and warm, o and qkv */
+        if (pf_only) { /* the bubble bringing the GEMM's weights into L2 itself, against cold and warm, o and qkv */
+            static const char *const vn[] = {"cold", "warm", "bulk prefetch", "line prefetch", "bulk reads"};
+            const bub pbubs[] = {{128, 196 * 1024, 8000}, {128, 100 * 1024, 8000}, {128, 32 * 1024, 8000},
+                                 {128, 100 * 1024, 3000}, {128, 100 * 1024, 20000}, {128, 32 * 1024, 50000}};
             if (sh.N * (size_t)sh.K <= (size_t)6144 * 2560)
-                for (const bub &bb : bubs) {
-                    float ms[4] = {};
-                    for (int v = 0; v < 4; v++) /* 0 bubble alone, 1 + GEMM cold, 2 + GEMM warm, 3 prefetching bubble + GEMM */
+                for (const bub &bb : pbubs) {
+                    float ms[6] = {};
+                    for (int v = 0; v < 6; v++) /* 0 bubble alone, then vn[v - 1]: 3-5 the bubble over the GEMM's weights */
                         ms[v] = graph_ms(s, e0, e1, [&] {
                             for (int l = 0; l < LAYERS; l++) {
                                 const __nv_bfloat16 *w = W[v == 2 ? 0 : l];
-                                launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns, v == 3 ? reinterpret_cast<const char *>(w) : nullptr,
-                                       v == 3 ? wb : (size_t)0);
+                                launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns, v >= 3 ? reinterpret_cast<const char *>(w) : nullptr,
+                                       v >= 3 ? wb : (size_t)0, v >= 3 ? v - 3 : 0);
                                 if (v) CK((cudaError_t)pl_cuda_gemv_bf16(w, x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
                             }
                         });
                     const double per = 1e3 / LAYERS;
-                    printf("%s, bubble %d CTAs x %zu KiB for %.1f us: alone %.2f us/layer; GEMM after it: cold %.2f, warm %.2f, "
-                           "prefetched by the bubble %.2f us/layer\n",
-                           sh.name, bb.ctas, bb.smem / 1024, bb.ns / 1e3, ms[0] * per, (ms[1] - ms[0]) * per, (ms[2] - ms[0]) * per,
-                           (ms[3] - ms[0]) * per);
+                    printf("%s, bubble %d CTAs x %zu KiB for %.1f us: alone %.2f us/layer; GEMM after it, us/layer:", sh.name, bb.ctas,
+                           bb.smem / 1024, bb.ns / 1e3, ms[0] * per);
+                    for (int v = 1; v < 6; v++) printf(" %s %.2f%s", vn[v - 1], (ms[v] - ms[0]) * per, v < 5 ? ";" : "\n");
                 }
             release();
             continue;
@@ -420,7 +450,7 @@ int main(int argc, char **argv) {
                         if (v == 2 || v == 5)
                             launch(prefetch_l2, (int)((wb + 32 * PF_CHUNK - 1) / (32 * PF_CHUNK)), 32, 0, s, reinterpret_cast<const char *>(w),
                                    wb, v == 5 ? 1 : 0);
-                        if (v != 4 && v != 7) launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns, (const char *)nullptr, (size_t)0);
+                        if (v != 4 && v != 7) launch(bubble, bb.ctas, 256, bb.smem, s, bb.ns, (const char *)nullptr, (size_t)0, 0);
                         if (v >= 6) launch(preload_gemv, sms, PRE_WARPS * 32, pre_smem, s, w, (const __nv_bfloat16 *)x, sh.N, sh.K, y);
                         else if (v != 0) CK((cudaError_t)pl_cuda_gemv_bf16(w, x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
                     }
