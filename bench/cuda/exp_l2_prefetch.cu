@@ -61,6 +61,7 @@
 #include "cuda/gemv_cuda.h"
 #include "cuda/ptx.cuh"
 #include "exp_util.cuh"
+#include "exp_chain.cuh"
 
 namespace {
 
@@ -284,22 +285,6 @@ void launch(void (*k)(KArgs...), int grid, int block, size_t smem, cudaStream_t 
     CK(launch_pdl(k, dim3((unsigned)grid), dim3((unsigned)block), smem, s, 1, args...));
 }
 
-/* ms of one replay of a CUDA graph of what enqueue puts on s: median of 9 after a warm-up */
-template <typename F> float graph_ms(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, F enqueue) {
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    enqueue();
-    CK(cudaStreamEndCapture(s, &g));
-    CK(cudaGraphInstantiate(&ge, g, 0));
-    std::vector<float> t;
-    CK(cudaGraphLaunch(ge, s)); /* warm-up */
-    for (int r = 0; r < 9; r++) t.push_back(time_runs(s, e0, e1, 1, [&] { CK(cudaGraphLaunch(ge, s)); }));
-    CK(cudaGraphExecDestroy(ge));
-    CK(cudaGraphDestroy(g));
-    return median(t);
-}
-
 /* largest |difference| between ref and the bf16 outputs run() leaves in y */
 template <typename F> double max_diff(cudaStream_t s, const __nv_bfloat16 *y, const std::vector<__nv_bfloat16> &ref, F run) {
     std::vector<__nv_bfloat16> b(ref.size());
@@ -337,38 +322,17 @@ int main(int argc, char **argv) {
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     for (const shape &sh : shapes) {
-        const size_t wel = (size_t)sh.N * sh.K, wb = wel * 2;
-        std::vector<__nv_bfloat16 *> W(LAYERS);
-        for (int l = 0; l < LAYERS; l++) {
-            CK(cudaMalloc(&W[l], wb));
-            fill<<<1024, 256, 0, s>>>(reinterpret_cast<uint32_t *>(W[l]), wel / 2, 77u + l);
-        }
-        __nv_bfloat16 *x, *y;
-        CK(cudaMalloc(&x, (size_t)M * sh.K * 2));
-        CK(cudaMalloc(&y, (size_t)M * sh.N * 2));
-        fill<<<64, 256, 0, s>>>(reinterpret_cast<uint32_t *>(x), (size_t)M * sh.K / 2, 5u);
-        pl_cuda_gemv_ws ws;
-        memset(&ws, 0, sizeof ws);
-        ws.sms = sms;
-        ws.pdl = 1;
-        ws.bytes = pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, sh.N, sh.K, &ws);
-        if (ws.bytes) {
-            CK(cudaMalloc(&ws.ptr, ws.bytes));
-            CK(cudaMemset(ws.ptr, 0, ws.bytes));
-        }
-        CK(cudaStreamSynchronize(s));
+        const size_t wb = (size_t)sh.N * sh.K * 2;
+        gemm_layers gl(s, LAYERS, M, sh.N, sh.K, sms);
+        std::vector<__nv_bfloat16 *> &W = gl.W;
+        __nv_bfloat16 *x = gl.x, *y = gl.y;
+        pl_cuda_gemv_ws &ws = gl.ws;
         auto tile_ref = [&](const __nv_bfloat16 *w) { /* the tile GEMM's output, the reference of the checks */
             std::vector<__nv_bfloat16> a((size_t)M * sh.N);
             CK((cudaError_t)pl_cuda_gemv_bf16(w, x, M, sh.N, sh.K, y, 0, PL_CUDA_GEMV_TILE, &ws, s));
             CK(cudaMemcpyAsync(a.data(), y, a.size() * 2, cudaMemcpyDeviceToHost, s));
             CK(cudaStreamSynchronize(s));
             return a;
-        };
-        auto release = [&] {
-            for (auto w : W) CK(cudaFree(w));
-            CK(cudaFree(x));
-            CK(cudaFree(y));
-            if (ws.ptr) CK(cudaFree(ws.ptr));
         };
         printf("%s: %.1f MB of weights per layer, %d splits, ideal %.2f us at the copy rate\n", sh.name, wb / 1e6,
                pl_cuda_gemv_tile_splits(sh.N, sh.K, M, &ws), wb / (copy * 1e3));
@@ -423,11 +387,9 @@ int main(int argc, char **argv) {
                            bb.smem / 1024, bb.ns / 1e3, ms[0] * per);
                     for (int v = 1; v < 6; v++) printf(" %s %.2f%s", vn[v - 1], (ms[v] - ms[0]) * per, v < 5 ? ";" : "\n");
                 }
-            release();
             continue;
         }
         if (sh.N * (size_t)sh.K > (size_t)6144 * 2560) { /* the bubble study: o and qkv only */
-            release();
             continue;
         }
         for (int carve = 0; carve < 2; carve++)
@@ -480,7 +442,6 @@ int main(int argc, char **argv) {
                 printf("    check: the preloading projection against the tile GEMM: max |diff| %.3g of max |y| %.3g\n", md, mx);
             }
         }
-        release();
     }
     return 0;
 }
