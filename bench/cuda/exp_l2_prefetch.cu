@@ -36,13 +36,13 @@
  * layer after a 100 KiB 8 us bubble: o cold 8.70, warm 6.87, prefetched by the bubble 9.63; qkv
  * 10.30 / 7.84 / 12.21. Slower than cold after the 100 and 32 KiB bubbles and the 3 us one,
  * 0.2-0.4 us faster after the 196 KiB one; nowhere near warm (run 3 of session13/runs/).
- * Twenty-first session (session21/runs/r5-r7, with the library's GEMM then): no prefetch
- * instruction gave hits even with 50 us to land (o cold 8.9-9.2, warm 7.5-8.0, bulk prefetch
- * 11.7-12.2, line prefetch 12.2-12.5 us/layer), while real reads by the bubble did: o 7.8-8.2
- * after 8 or 20 us bubbles (cold 9.6-9.7, warm 7.3-7.7), qkv 8.5-8.8 after 20 us (cold 10.2-10.5,
- * warm 8.2-8.6; 8 us is too short for its 31 MB). In the decode step such reads by extra
- * attention CTAs lost 3-9% at batch 2-8 (they held up the attention), and the GEMM's own
- * per-row bulk copies were far too slow (128-640-byte requests).
+ * Twenty-first session (session21/runs/r5-r7, r10, r18): no prefetch instruction gave hits
+ * even with 50 us to land (o after a 32 KiB 50 us bubble: cold 8.9-9.2, warm 7.5-8.0, bulk
+ * prefetch 11.7-12.2, line prefetch 12.2-12.5 us/layer), while real reads by the bubble did: o
+ * 7.7-8.2 after 8 or 20 us 100 KiB bubbles (cold 9.6-9.9, warm 7.2-7.7), qkv 8.5-8.8 after 20 us
+ * (cold 10.2-10.5, warm 8.2-8.6; 8 us is too short for its 31 MB). In the decode step such
+ * reads by extra attention CTAs lost 1-9% at batch 2-8 (they held up the attention), and the
+ * GEMM's own per-row bulk copies were far too slow (128-640-byte requests).
  *
  * Not part of the build. On a GPU machine (after building libpagellm.a in build-gpu):
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda bench/cuda/exp_l2_prefetch.cu \
@@ -77,9 +77,10 @@ __device__ __forceinline__ void l2_prefetch(const char *p, size_t off, size_t by
 }
 
 /* holds its SM slot (and smem) for ns nanoseconds after the kernel before it, as the decode
- * attention does at batch 4, without DRAM traffic of its own; with p set, each CTA first asks
- * L2 for its share of the bytes at p (the next GEMM's weights), as an attention kernel could
- * for the o projection after it */
+ * attention does at batch 4, without DRAM traffic of its own; with p set, each CTA first
+ * brings its share of the bytes at p (the next GEMM's weights) into L2, as an attention kernel
+ * could for the o projection after it: how 0 by bulk prefetch requests, 1 by one prefetch per
+ * line, 2 by real reads (inside the bubble's time) */
 __global__ void bubble(long long ns, const char *p, size_t bytes, int how) {
     pdl_trigger();
     pdl_wait();

@@ -4,21 +4,22 @@
  * down 120 with 2-6 splits in a cluster) at 1.6-3.3 TB/s. A stream-K grid of exactly two CTAs
  * per SM would need partial tiles and their sums; before building that, this measures the
  * same bytes in shapes whose default grid has no split at all:
- *   the real shape          the backend's tile GEMM on the projection (default grid);
- *   264 tiles, no split     the same bytes as [264 x 128 rows, K'] with K' = bytes / (264 x 256):
+ *   real shape              the backend's tile GEMM on the projection (default grid);
+ *   2/SM one wave           the same bytes as [264 x 128 rows, K'] with K' = bytes / (264 x 256):
  *                           264 CTAs of one tile each, two per SM, one wave (an upper bound for
  *                           stream-K: no partials, no sums);
- *   132 tiles, no split     [132 x 128 rows, 2 K']: one CTA per SM, no split;
- *   528 tiles, no split     [528 x 128 rows, K' / 2]: two waves of two per SM.
+ *   1/SM one wave           [132 x 128 rows, 2 K']: one CTA per SM, no split;
+ *   2/SM two waves          [528 x 128 rows, K' / 2]: two waves of two per SM.
  * Chains of 36 layers of distinct weights (cold), PDL launches, in a CUDA graph; us per
  * layer and GB/s of weights. M = 64 and M = 32.
- * Twenty-first session (session21/runs/r12-r15): at 64 rows the real shapes stream at 0.47-0.66x
+ * Twenty-first session (session21/runs/r12-r18): at 64 rows the real shapes stream at 0.47-0.66x
  * of the copy rate, the same bytes as one wave of one CTA per SM at 0.71-0.95x (gate_up 26-27
  * against 36 us, qkv 10.1-10.5 against 13.3-13.6, o 7.2-7.3 against 10.3-10.7, down 13.9-14.9
  * against 20.9-21.2); two per SM in one wave is no faster than one. A stream-K grid (one CTA
  * per SM over equal (tile, k) shares, partials added by each tile's last CTA;
- * session21/patches/run15_*.patch) was slower in both forms tried: the tile sums sit on the
- * critical path (o 20-38 us).
+ * session21/patches/run15_*.patch) was slower in all three forms tried: the tile sums sit on
+ * the critical path (o 20-38 us). One wave of CTAs owning equal rows over all of K for gate_up
+ * (session21/patches/run17_*.patch) took 29.5 against 36.4 us here but was level in the step.
  *
  * Not part of the build. On a GPU machine (after building libpagellm.a in build-gpu):
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda bench/cuda/exp_tile_grid.cu \
