@@ -235,6 +235,73 @@ static void test_matmul(pair *p) {
     pl_cuda_backend_tile_copy(p->g, 0);
 }
 
+/* A split tile GEMM then the residual add + RMSNorm of its output: by default the GEMM leaves
+ * its K-split partials and the norm kernel adds them (pl_cuda_backend_parts_norm); h, the GEMM
+ * output and the norm must be the bits of the unfused pair, and near the CPU's. A GEMM followed
+ * by another op (add) launches as before. */
+static void test_matmul_norm(pair *p) {
+    /* {dim (N), K, M}: 1 to 16 CTAs per row in the norm (4352: none fits, the GEMM adds its
+     * partials); the last with the most splits (26 partials per column) */
+    static const int shapes[][3] = {{2560, 4096, 4}, {2560, 9728, 16}, {2560, 4096, 2}, {328, 2056, 7}, {4096, 1024, 9},
+                                    {1024, 3000, 5},  {2816, 1024, 3},  {4352, 512, 4},  {2560, 2560, 3}};
+    const size_t ns = sizeof shapes / sizeof shapes[0];
+    char what[128];
+    for (size_t si = 0; si < ns; si++) {
+        const int D = shapes[si][0], K = shapes[si][1], M = shapes[si][2], most = si == ns - 1;
+        pl_cuda_backend_tune_tile(p->g, most ? 4 : 0, most ? 64 : 0, most ? 1 : 0);
+        const size_t n = (size_t)M * D, e = 2;
+        float *w = rand_act(PL_F32, (size_t)D * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);
+        float *nw = rand_act(PL_F32, (size_t)D, 1.0f), *r = rand_act(p->dt, n, 4.0f);
+        void *cw = make_weight(p, 0, w, D, K, 1, 1), *gw = make_weight(p, 1, w, D, K, 1, 1);
+        void *cn = make_weight(p, 0, nw, 1, D, 1, 0), *gn = make_weight(p, 1, nw, 1, D, 1, 0);
+        void *xa = to_act(p->dt, x, (size_t)M * K), *ra = to_act(p->dt, r, n);
+        void *dx = dup_dev(p, xa, (size_t)M * K * e), *dh = p->go->alloc(p->g, n * e), *dy = p->go->alloc(p->g, n * e),
+             *dout = p->go->alloc(p->g, n * e);
+        unsigned char *hb[2], *yb[2], *ob[2];
+        for (int mode = 0; mode < 2; mode++) { /* 0: partials to the norm (default), 1: the GEMM adds them */
+            pl_cuda_backend_parts_norm(p->g, mode);
+            hb[mode] = malloc(n * e), yb[mode] = malloc(n * e), ob[mode] = malloc(n * e);
+            CHECK(cudaMemcpy(dh, ra, n * e, cudaMemcpyHostToDevice) == cudaSuccess);
+            CHECK(cudaMemset(dy, 0xff, n * e) == cudaSuccess); /* NaN: every element must be written */
+            CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+            CHECK(p->go->add_rmsnorm(p->g, dh, dy, gn, M, D, 1e-6f, dout) == PL_OK);
+            down(p, hb[mode], dh, n * e);
+            down(p, yb[mode], dy, n * e);
+            down(p, ob[mode], dout, n * e);
+        }
+        pl_cuda_backend_parts_norm(p->g, 0);
+        snprintf(what, sizeof what, "matmul + add_rmsnorm [%d x %d] x [%d x %d]^T", M, K, D, K);
+        CHECK_MSG(memcmp(yb[0], yb[1], n * e) == 0, "%s: GEMM output differs with the partials in the norm", what);
+        CHECK_MSG(memcmp(hb[0], hb[1], n * e) == 0, "%s: h differs with the partials in the norm", what);
+        CHECK_MSG(memcmp(ob[0], ob[1], n * e) == 0, "%s: norm differs with the partials in the norm", what);
+        /* against the CPU: y, then h += y and the norm from the GPU's y (one bf16 rounding apart) */
+        void *cy = malloc(n * e), *co = malloc(n * e);
+        float *gf = malloc(sizeof(float) * n), *cf = malloc(sizeof(float) * n);
+        CHECK_OK(p->co->matmul(&p->cpu, xa, M, cw, cy, 0, err, sizeof err), err);
+        from_act(p->dt, yb[0], n, gf);
+        from_act(p->dt, cy, n, cf);
+        cmp(what, gf, cf, n, 1e-2, 1e-3);
+        CHECK(p->co->add(&p->cpu, ra, yb[0], n) == PL_OK);
+        CHECK_MSG(memcmp(ra, hb[0], n * e) == 0, "%s: h differs from the CPU add of the GPU's GEMM output", what);
+        CHECK(p->co->rmsnorm(&p->cpu, ra, cn, M, D, 1e-6f, co) == PL_OK);
+        from_act(p->dt, ob[0], n, gf);
+        from_act(p->dt, co, n, cf);
+        cmp(what, gf, cf, n, act_tol(p->dt), 1e-3);
+        /* a held GEMM whose next op is not its norm launches as before */
+        CHECK(cudaMemset(dy, 0xff, n * e) == cudaSuccess);
+        CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+        CHECK(p->go->add(p->g, dh, dy, n) == PL_OK);
+        down(p, cy, dy, n * e);
+        CHECK_MSG(memcmp(cy, yb[1], n * e) == 0, "%s: GEMM output differs when another op follows", what);
+        for (int mode = 0; mode < 2; mode++) free(hb[mode]), free(yb[mode]), free(ob[mode]);
+        p->go->free(p->g, dx), p->go->free(p->g, dh), p->go->free(p->g, dy), p->go->free(p->g, dout);
+        p->co->weight_free(&p->cpu, cw), p->go->weight_free(p->g, gw);
+        p->co->weight_free(&p->cpu, cn), p->go->weight_free(p->g, gn);
+        free(w), free(x), free(nw), free(r), free(xa), free(ra), free(cy), free(co), free(gf), free(cf);
+    }
+    pl_cuda_backend_tune_tile(p->g, 0, 0, 0);
+}
+
 static void test_elementwise(pair *p) {
     pl_dtype dt = p->dt;
     size_t e = esz(dt);
@@ -1112,6 +1179,7 @@ int main(void) {
         test_rope_append(&p, 64);
         if (i == 0) test_rope_attention(&p);
         if (i == 0) {
+            test_matmul_norm(&p);
             test_attention_gemm(&p);
             test_sampler(&p);
             test_errors(&p);

@@ -13,7 +13,8 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
- *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab]
+ *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab]
+ *                         [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -151,11 +152,54 @@ static void step_breakdown(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, 
                (med - (w1 - w0) / n - (l1s - l0s) / n - (g1 - g0) / n) * 1e6, gr2 - gr);
 }
 
+#ifdef PL_DIAG_STAMPS
+/* the diagnostic build's per-CTA stamps (src/cuda/diag_stamps.cuh): one setter per unit */
+int pl_diag_set_gemv(void *p);
+int pl_diag_set_attn_mma(void *p);
+int pl_diag_set_attn_split(void *p);
+int pl_diag_set_backend(void *p);
+static int diag_set(void *p) {
+    return pl_diag_set_gemv(p) || pl_diag_set_attn_mma(p) || pl_diag_set_attn_split(p) || pl_diag_set_backend(p);
+}
+/* --diag-stamps FILE: three serving steps with every instrumented CTA's stamps; the records of
+ * each appended to FILE as text, one CTA per line */
+static int diag_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *lens, int *pos, const int32_t *toks,
+                      int32_t *sampled, const char *path, char *err, size_t err_len) {
+    const unsigned long long cap = 1ull << 18;
+    unsigned long long *d = NULL, *h = malloc((8 + cap * 8) * 8), hdr[2] = {0, cap};
+    int rc = 0;
+    if (!h || cudaMalloc((void **)&d, (8 + cap * 8) * 8) != cudaSuccess) return snprintf(err, err_len, "diag: alloc"), free(h), 1;
+    FILE *f = fopen(path, "a");
+    if (!f || diag_set(d)) rc = 1, snprintf(err, err_len, "diag: open %s / set", path);
+    for (int s = 0; s < 3 && !rc; s++) {
+        cudaMemcpy(d, hdr, sizeof hdr, cudaMemcpyHostToDevice);
+        for (int b = 0; b < B; b++) pos[b] = pl_kv_seq_offset(&seqs[b]);
+        pl_forward_batch fb = {B, toks + s % 64, lens, pos, sp, NULL, 0};
+        rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, err_len);
+        if (rc || cudaDeviceSynchronize() != cudaSuccess) break;
+        cudaMemcpy(h, d, 64, cudaMemcpyDeviceToHost);
+        unsigned long long n = h[0] < cap ? h[0] : cap;
+        cudaMemcpy(h + 8, d + 8, n * 64, cudaMemcpyDeviceToHost);
+        fprintf(f, "# batch %d step %d records %llu (of %llu)\n", B, s, n, h[0]);
+        for (unsigned long long i = 0; i < n; i++) {
+            const unsigned long long *r = h + 8 + i * 8;
+            fprintf(f, "%d %d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", B, s, r[0] >> 56, (r[0] >> 28) & 0xfffffff,
+                    r[0] & 0xfffffff, r[7], r[1] & 0xffffffff, r[1] >> 32, r[2], r[3], r[4], r[5], r[6]);
+        }
+    }
+    diag_set(NULL);
+    if (f) fclose(f);
+    cudaFree(d);
+    free(h);
+    return rc;
+}
+#endif
+
 int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
-    const char *only = "";
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    const char *only = "", *diag_path = NULL;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -163,6 +207,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attn-split-sweep")) attn_sweep = 1;
         else if (!strcmp(argv[i], "--ablate")) ablate = 1;
         else if (!strcmp(argv[i], "--tile-copy-ab")) copy_ab = 1;
+        else if (!strcmp(argv[i], "--diag-stamps") && i + 1 < argc) diag_path = argv[++i];
         else if (!strcmp(argv[i], "--graph-segments-ab")) segments_ab = 1;
         else if (!strcmp(argv[i], "--attn-copy-ab")) attn_copy_ab = 1;
         else if (!strcmp(argv[i], "--attn-early-ab")) early_ab = 1;
@@ -170,6 +215,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attn-units-n") && i + 1 < argc) units_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-ctas-ab")) ctas_ab = 1;
         else if (!strcmp(argv[i], "--rope-ab")) rope_ab = 1;
+        else if (!strcmp(argv[i], "--parts-ab")) parts_ab = 1;
         else if (!strcmp(argv[i], "--tile-max-ab") && i + 1 < argc) tile_max_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-warps-ab")) warps_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
@@ -247,7 +293,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (tile_max_n ? 6 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -286,6 +332,11 @@ int main(int argc, char **argv) {
         }
         pl_cuda_backend_use_pdl(m->bctx, 1);
         pl_cuda_backend_use_gemv(m->bctx, gemv_mode);
+#ifdef PL_DIAG_STAMPS
+        if (diag_path && !rc) rc = diag_steps(m, B, seqs, sp, lens, pos, toks, sampled, diag_path, err, sizeof err);
+#else
+        if (diag_path && !rc) rc = 1, snprintf(err, sizeof err, "--diag-stamps needs a build with -DPL_DIAG_STAMPS");
+#endif
         /* --tile-sweep: the tile GEMM's K split (CTAs per SM aimed at, most splits, fewest
          * 64-k tiles per split), the serving step's median for each */
         static const int sweep[][3] = {{2, 16, 4}, {1, 16, 4}, {2, 8, 4}, {2, 16, 8}, {1, 8, 8}, {2, 4, 4}, {2, 16, 2}, {1, 4, 4}, {1, 3, 4}};
@@ -381,6 +432,12 @@ int main(int argc, char **argv) {
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, rope_kernel_mode, 1,
                           "q/k norm + RoPE + K/V append", rope_names);
             pl_cuda_backend_attn_rope(m->bctx, 0); /* back to AUTO */
+            /* --parts-ab: a split tile GEMM's partials added by the add + RMSNorm after it, or by the GEMM */
+            static const char *const parts_names[2] = {"partials in the norm", "partials in the GEMM"};
+            if (parts_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
+                          pl_cuda_backend_parts_norm, 1, "split sums", parts_names);
+            pl_cuda_backend_parts_norm(m->bctx, 0);
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)

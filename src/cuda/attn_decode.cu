@@ -16,6 +16,7 @@
 
 #include "cuda/attn_cuda.h"
 #include "cuda/ptx.cuh"
+#include "cuda/diag_stamps.cuh"
 
 namespace {
 
@@ -356,7 +357,9 @@ __global__ void __launch_bounds__(128, (ROWS >= 8 || VEC == 1) ? 2 : 3) split_at
 template <typename T>
 __global__ void __launch_bounds__(256) merge_kernel(const pl_attn_params p) {
     pdl_trigger(); /* the output projection after us may start loading its weights */
+    PL_DIAG_SCOPE(3, p.units, 0, 0);
     pdl_wait();
+    PL_DIAG_MARK(4);
     __shared__ float red[8][260];
     __shared__ float red_ml[8][2];
     const size_t orow = blockIdx.x;
@@ -432,6 +435,8 @@ int launch_rows(const pl_attn_params *p, int rows, cudaStream_t stream) {
 }
 
 } // namespace
+
+PL_DIAG_SETTER(pl_diag_set_attn_split)
 
 extern "C" int pl_cuda_attn_split_launch(const pl_attn_params *p, pl_dtype dtype, int vector, int rows_per_cta,
                                          cudaStream_t stream, char *err, size_t err_len) {

@@ -32,6 +32,7 @@
 #include "cuda/attn_cuda.h"
 #include "cuda/elem.cuh"
 #include "cuda/ptx.cuh"
+#include "cuda/diag_stamps.cuh"
 #include "cuda/tma_cuda.h"
 
 namespace {
@@ -108,6 +109,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     unsigned char *smem = TMA ? smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u) : smem_raw;
     pdl_trigger(); /* the output projection after us may start loading its weights */
+    PL_DIAG_SCOPE(2, p.units, p.units_per_cta, (unsigned long long)NW | (unsigned long long)ROPE << 8 | (unsigned long long)p.early_kv << 9);
     if (TMA && threadIdx.x == 0) { /* the descriptors do not depend on the kernel before us */
         tmap_prefetch(&tk);
         tmap_prefetch(&tv);
@@ -115,7 +117,10 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     /* p.early_kv: the block table, the context lengths and every key before this step's
      * query_len new ones were written before the kernel before us started (the caller's
      * promise), so those are read before pdl_wait; everything else after it */
-    if (!p.early_kv) pdl_wait();
+    if (!p.early_kv) {
+        pdl_wait();
+        PL_DIAG_MARK(4);
+    }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int G = p.group, L = p.query_len, R = G * L;
     float wq[4], wk[4]; /* ROPE: the lane's q and k norm weights (model constants) */
@@ -246,6 +251,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
             if (!TMA) cp_async_commit();
         }
         pdl_wait();
+        PL_DIAG_MARK(4);
     }
     /* query rows of a unit (zero rows past R), 16 x 128, through registers: the next unit's are
      * loaded while this one streams */
@@ -584,6 +590,8 @@ cudaError_t launch_decode_r(const pl_attn_params *p, dim3 grid, const CUtensorMa
 }
 
 } // namespace
+
+PL_DIAG_SETTER(pl_diag_set_attn_mma)
 
 extern "C" int pl_cuda_attn_decode_mma_launch(const pl_attn_params *p, cudaStream_t stream, char *err, size_t err_len) {
     const dim3 grid((unsigned)((p->units + p->units_per_cta - 1) / p->units_per_cta));

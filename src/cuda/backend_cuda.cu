@@ -5,6 +5,7 @@
  * matrices [rows = outputs, cols] row-major in the act dtype (y = x W^T is one cuBLAS GEMM
  * with W transposed in column-major terms), vectors f32. Host arrays an op receives (token
  * ids, positions) go through pinned staging slots, so uploads stay asynchronous. */
+#include <cooperative_groups.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -24,6 +25,7 @@ extern "C" {
 #include "cuda/elem.cuh"
 #include "cuda/gemv_cuda.h"
 #include "cuda/ptx.cuh"
+#include "cuda/diag_stamps.cuh"
 #include "pagellm/cuda.h"
 
 namespace {
@@ -54,6 +56,17 @@ struct kv_pending {
     const char *k = nullptr, *v = nullptr;
     size_t stride = 0, es = 2;
     void *kp = nullptr, *vp = nullptr;
+};
+
+/* A tile GEMM of 2-16 rows whose K splits the kernel would add in each tile's last CTA,
+ * held until the next op: when that op is the residual add + RMSNorm of its output, the GEMM
+ * leaves its partials and the norm kernel adds them (op_add_rmsnorm), which takes the split
+ * tail (a fence, a count and the partials' loads, 2-3 us on every o and down projection at
+ * batch 4) off the critical path; any other op launches it as it was (flush_pending). */
+struct mm_pending {
+    const void *w, *x;
+    void *y;
+    int rows, N, K, on;
 };
 
 /* A q/k norm + RoPE with q_out (the paged path) not yet launched: the K/V appends that follow
@@ -121,6 +134,9 @@ struct pl_cuda_backend {
     pl_kv_storage_ops kv_ops;
     kv_pending pend;
     rope_pending rope;
+    mm_pending mm;
+    int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
+    int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
     int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
@@ -417,7 +433,9 @@ template <typename R> __device__ R block_sum(R v, R *red) {
 template <typename T>
 __global__ void embed_kernel(const T *w, const int32_t *tok, int cols, T *out) {
     pdl_trigger();
+    PL_DIAG_SCOPE(7, 0, 0, 0);
     pdl_wait();
+    PL_DIAG_MARK(4);
     const T *src = w + (size_t)tok[blockIdx.x] * cols;
     T *dst = out + (size_t)blockIdx.x * cols;
     for (int i = threadIdx.x; i < cols; i += blockDim.x) dst[i] = src[i];
@@ -426,7 +444,9 @@ __global__ void embed_kernel(const T *w, const int32_t *tok, int cols, T *out) {
 template <typename T>
 __global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T *out) {
     pdl_trigger();
+    PL_DIAG_SCOPE(9, 0, 0, 0);
     pdl_wait();
+    PL_DIAG_MARK(4);
     __shared__ float red[32];
     const T *xr = x + (size_t)blockIdx.x * dim;
     T *o = out + (size_t)blockIdx.x * dim;
@@ -445,7 +465,9 @@ __global__ void rmsnorm_kernel(const T *x, const float *w, int dim, float eps, T
 template <typename T>
 __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, float eps, T *out) {
     pdl_trigger();
+    PL_DIAG_SCOPE(10, 0, 0, 0);
     pdl_wait();
+    PL_DIAG_MARK(4);
     __shared__ float red[32];
     T *hr = h + (size_t)blockIdx.x * dim;
     const T *xr = x + (size_t)blockIdx.x * dim;
@@ -461,11 +483,35 @@ __global__ void add_rmsnorm_kernel(T *h, const T *x, const float *w, int dim, fl
     for (int i = threadIdx.x; i < dim; i += blockDim.x) o[i] = fromf<T>(tof(hr[i]) * inv * w[i]);
 }
 
+/* The bf16x8 norm kernels' pieces: h + x over a thread's 8 columns (rounded as the add op)
+ * into v, their squares added to ss in column order; and v * inv * w. */
+__device__ __forceinline__ void add8_sumsq(const uint4 &hv, const uint4 &xv, __nv_bfloat162 v[4], float &ss) {
+    const __nv_bfloat162 *hp = reinterpret_cast<const __nv_bfloat162 *>(&hv), *xp = reinterpret_cast<const __nv_bfloat162 *>(&xv);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float2 a = __bfloat1622float2(hp[i]), b = __bfloat1622float2(xp[i]);
+        v[i] = __floats2bfloat162_rn(a.x + b.x, a.y + b.y);
+        const float2 r = __bfloat1622float2(v[i]);
+        ss += r.x * r.x + r.y * r.y;
+    }
+}
+__device__ __forceinline__ uint4 norm8(const __nv_bfloat162 v[4], float inv, const float4 &w0, const float4 &w1) {
+    const float ww[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+    __nv_bfloat162 o[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float2 r = __bfloat1622float2(v[i]);
+        o[i] = __floats2bfloat162_rn(r.x * inv * ww[2 * i], r.y * inv * ww[2 * i + 1]);
+    }
+    return *reinterpret_cast<const uint4 *>(o);
+}
+
 /* bf16 add_rmsnorm with one 16-byte chunk per thread (dim % 8 == 0, dim <= 8 x blockDim):
  * h and x are read once and stay in registers, instead of a second pass over h. */
 __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 *x, const float *w, int dim, float eps,
                                           __nv_bfloat16 *out) {
     pdl_trigger();
+    PL_DIAG_SCOPE(4, dim, 0, 0);
     __shared__ float red[32];
     const int c = threadIdx.x, nc = dim / 8;
     /* the norm weights are model constants: read them before the wait, off the path from the
@@ -473,34 +519,90 @@ __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 
     float4 w0 = make_float4(0.f, 0.f, 0.f, 0.f), w1 = w0;
     if (c < nc) w0 = reinterpret_cast<const float4 *>(w)[2 * c], w1 = reinterpret_cast<const float4 *>(w)[2 * c + 1];
     pdl_wait();
+    PL_DIAG_MARK(4);
     uint4 *hr = reinterpret_cast<uint4 *>(h + (size_t)blockIdx.x * dim);
     const uint4 *xr = reinterpret_cast<const uint4 *>(x + (size_t)blockIdx.x * dim);
     __nv_bfloat162 v[4];
     float ss = 0.f;
     if (c < nc) {
-        uint4 hv = hr[c], xv = xr[c];
-        const __nv_bfloat162 *hp = reinterpret_cast<const __nv_bfloat162 *>(&hv), *xp = reinterpret_cast<const __nv_bfloat162 *>(&xv);
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const float2 a = __bfloat1622float2(hp[i]), b = __bfloat1622float2(xp[i]);
-            v[i] = __floats2bfloat162_rn(a.x + b.x, a.y + b.y);
-            const float2 r = __bfloat1622float2(v[i]);
-            ss += r.x * r.x + r.y * r.y;
-        }
+        add8_sumsq(hr[c], xr[c], v, ss);
         hr[c] = *reinterpret_cast<const uint4 *>(v);
     }
     ss = block_sum(ss, red);
     const float inv = 1.0f / sqrtf(ss / (float)dim + eps);
+    if (c < nc) reinterpret_cast<uint4 *>(out + (size_t)blockIdx.x * dim)[c] = norm8(v, inv, w0, w1);
+}
+
+/* add_rmsnorm_bf16x8_kernel with x given as the split partials of the tile GEMM that made
+ * it (pl_cuda_gemv_parts_bf16: ks f32 [M][dim] planes): each thread adds its 8 columns'
+ * partials in split order as the GEMM's last CTA would (the same f32 sums, so the same bf16
+ * x, which it also stores), then h += x and the norm. A row takes a cluster of gridDim.y CTAs
+ * of whole warps (the loads of 13 partials per column, 133 KB a row at dim 2560, spread over
+ * SMs); the warps' sums of squares meet through distributed shared memory and add as
+ * block_sum adds them over one CTA, so the bits are those of the unfused pair. */
+__global__ void add_rmsnorm_parts_kernel(__nv_bfloat16 *h, __nv_bfloat16 *x, const float *parts, int ks,
+                                         const float *w, int dim, float eps, __nv_bfloat16 *out) {
+    pdl_trigger();
+    PL_DIAG_SCOPE(11, dim, ks, 0);
+    namespace cg = cooperative_groups;
+    __shared__ float wsum[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpc = blockDim.x >> 5;
+    const int row = blockIdx.x, M = gridDim.x, c = blockIdx.y * blockDim.x + threadIdx.x, nc = dim / 8;
+    float4 w0 = make_float4(0.f, 0.f, 0.f, 0.f), w1 = w0; /* model constants: before the wait */
+    if (c < nc) w0 = reinterpret_cast<const float4 *>(w)[2 * c], w1 = reinterpret_cast<const float4 *>(w)[2 * c + 1];
+    pdl_wait();
+    PL_DIAG_MARK(4);
+    __nv_bfloat162 v[4];
+    uint4 xv;
+    float ss = 0.f;
     if (c < nc) {
-        const float ww[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
-        __nv_bfloat162 o[4];
+        /* every load goes out at once (h and up to 16 partials: one round trip), then the
+         * partials add in split order as the GEMM's fixup adds them (which pads with zeros to
+         * a multiple of 8: one +0 more when ks is not, for the sign of a zero sum) */
+        const uint4 hv = reinterpret_cast<const uint4 *>(h + (size_t)row * dim)[c];
+        const float *p = parts + (size_t)row * dim + 8 * c;
+        const size_t plane = (size_t)M * dim;
+        float a[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+        auto add = [&](const float4 &q0, const float4 &q1) {
+            a[0] += q0.x, a[1] += q0.y, a[2] += q0.z, a[3] += q0.w;
+            a[4] += q1.x, a[5] += q1.y, a[6] += q1.z, a[7] += q1.w;
+        };
+        constexpr int FQ = 16;
+        float4 q[FQ][2];
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const float2 r = __bfloat1622float2(v[i]);
-            o[i] = __floats2bfloat162_rn(r.x * inv * ww[2 * i], r.y * inv * ww[2 * i + 1]);
-        }
-        reinterpret_cast<uint4 *>(out + (size_t)blockIdx.x * dim)[c] = *reinterpret_cast<const uint4 *>(o);
+        for (int j = 0; j < FQ; ++j)
+            if (j < ks) {
+                q[j][0] = __ldcg(reinterpret_cast<const float4 *>(p + j * plane));
+                q[j][1] = __ldcg(reinterpret_cast<const float4 *>(p + j * plane + 4));
+            }
+#pragma unroll
+        for (int j = 0; j < FQ; ++j)
+            if (j < ks) add(q[j][0], q[j][1]);
+        for (int r = FQ; r < ks; ++r) /* more than 16 splits: a tuned grid only */
+            add(__ldcg(reinterpret_cast<const float4 *>(p + r * plane)), __ldcg(reinterpret_cast<const float4 *>(p + r * plane + 4)));
+        if (ks % 8) add(make_float4(0.f, 0.f, 0.f, 0.f), make_float4(0.f, 0.f, 0.f, 0.f));
+        __nv_bfloat162 xb[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) xb[i] = __floats2bfloat162_rn(a[2 * i], a[2 * i + 1]);
+        xv = *reinterpret_cast<const uint4 *>(xb);
+        add8_sumsq(hv, xv, v, ss);
     }
+    PL_DIAG_MARK(5);
+    ss = warp_sum(ss);
+    if (lane == 0) wsum[warp] = ss;
+    cg::cluster_group cl = cg::this_cluster();
+    cl.sync(); /* every warp's sum is in its CTA's shared memory (no global store before it: the
+                * barrier's release would wait for them) */
+    const int nw = wpc * (int)gridDim.y; /* the row's warps, as block_sum's nw */
+    const float t = lane < nw ? *cl.map_shared_rank(&wsum[lane % wpc], lane / wpc) : 0.f;
+    const float inv = 1.0f / sqrtf(warp_sum(t) / (float)dim + eps);
+    cl.barrier_arrive(); /* done reading the others' sums; nobody leaves before all are (the wait below) */
+    if (c < nc) {
+        reinterpret_cast<uint4 *>(x + (size_t)row * dim)[c] = xv;
+        reinterpret_cast<uint4 *>(h + (size_t)row * dim)[c] = *reinterpret_cast<const uint4 *>(v);
+        reinterpret_cast<uint4 *>(out + (size_t)row * dim)[c] = norm8(v, inv, w0, w1);
+    }
+    cl.barrier_wait();
 }
 
 __global__ void rope_table_kernel(const int32_t *pos, const float *invf, int rows, int hd, float *cs) {
@@ -651,7 +753,9 @@ __global__ void qk_norm_rope_append_kernel(T *qkv, size_t stride, int nq, int nk
 template <typename T>
 __global__ void swiglu_kernel(const T *gu, int inter, T *out) {
     pdl_trigger();
+    PL_DIAG_SCOPE(5, inter, 0, 0);
     pdl_wait();
+    PL_DIAG_MARK(4);
     const T *g_row = gu + (size_t)blockIdx.y * 2 * inter, *u_row = g_row + inter;
     T *o = out + (size_t)blockIdx.y * inter;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inter; i += gridDim.x * blockDim.x) {
@@ -987,6 +1091,7 @@ __global__ void __launch_bounds__(256) argmax_kernel(const float *logits, size_t
 }
 
 __global__ void argmax_finish_kernel(unsigned long long *best, int rows, int32_t *out) {
+    PL_DIAG_SCOPE(8, rows, 0, 0);
     const int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
         const unsigned long long k = best[r];
@@ -994,6 +1099,8 @@ __global__ void argmax_finish_kernel(unsigned long long *best, int rows, int32_t
         best[r] = 0;                                           /* ready for the next call */
     }
 }
+
+PL_DIAG_SETTER(pl_diag_set_backend)
 
 /* ---- ops table ---- */
 
@@ -1144,16 +1251,57 @@ int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, floa
     return check_launch(b, "rmsnorm kernel");
 }
 
+/* CTAs per row of add_rmsnorm_parts_kernel at width dim (a multiple of 8): whole warps each
+ * (so the sums of squares add as block_sum's), as many as a cluster takes (16, the H200's
+ * non-portable size) with at most 4 warps each, and at most 32 warps a row (block_sum's); 0
+ * when none fits. Measured on the H200 at dim 2560, batch 4, against the GEMM adding its own
+ * partials: 10 CTAs of one warp 1.5-4.5% faster in three calls, 5 of two warps level. A
+ * cluster kernel only starts once the GEMM's CTAs leave SMs, so the partials' loads meet the
+ * next GEMM's first weight stages in flight; fewer loads per CTA wait less. */
+int parts_ctas(int dim) {
+    const int nwt = (dim / 8 + 31) / 32;
+    if (nwt > 32) return 0;
+    for (int C = 16; C >= 1; C--)
+        if (nwt % C == 0) return nwt / C <= 4 ? C : 0;
+    return 0;
+}
+
 int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_pending(b)) return frc;
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
+    /* a held GEMM of x: its partials come here when the partials' kernel takes the shape (bf16,
+     * parts_ctas, 16-byte aligned, the norm not skipped), else it launches as it was */
+    mm_pending parts = b->mm;
+    parts.on = parts.on && parts.y == x && parts.rows == rows && parts.N == dim && b->act == PL_BF16 && dim % 8 == 0 &&
+               parts_ctas(dim) > 0 && (((uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d) & 15) == 0 &&
+               !(b->skip & PL_CUDA_SKIP_NORM) && w->rows * w->cols >= dim;
+    if (parts.on) b->mm.on = 0;
+    if (int frc = flush_pending(b)) return frc;
     if (rows <= 0) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_NORM) return PL_OK;
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "add_rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
     SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
     if (REPLAYING(b)) return PL_OK;
     const uintptr_t al = (uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d;
+    if (parts.on) {
+        /* the GEMM's K-split partials, added here: the warps' sums of squares in the order of
+         * add_rmsnorm_bf16x8_kernel, so h, x and out get the bits of the unfused pair */
+        const int nwt = (dim / 8 + 31) / 32;
+        const int C = parts_ctas(dim);
+        if (!b->parts_attr) { /* clusters past 8 CTAs (the portable size) */
+            cudaFuncSetAttribute(add_rmsnorm_parts_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+            b->parts_attr = 1;
+        }
+        const int ge = pl_cuda_gemv_parts_bf16(parts.w, parts.x, rows, dim, parts.K, &b->gemv_ws, b->stream);
+        if (ge != 0)
+            return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, parts.K, dim, parts.K,
+                           cudaGetErrorString(static_cast<cudaError_t>(ge)));
+        launch_pdl_cluster(add_rmsnorm_parts_kernel, dim3(rows, C), dim3(32 * (nwt / C)), 0, b->stream, b->pdl_small, (unsigned)C,
+                           static_cast<__nv_bfloat16 *>(h), static_cast<__nv_bfloat16 *>(parts.y), pl_cuda_gemv_parts(&b->gemv_ws),
+                           pl_cuda_gemv_tile_splits(dim, parts.K, rows, &b->gemv_ws), static_cast<const float *>(w->d), dim, eps,
+                           static_cast<__nv_bfloat16 *>(out));
+        return check_launch(b, "add_rmsnorm kernel (GEMM partials)");
+    }
     if (b->act == PL_BF16 && dim % 8 == 0 && dim <= 8 * 1024 && (al & 15) == 0) {
         const int t8 = (dim / 8 + 31) / 32 * 32;
         launch_pdl(add_rmsnorm_bf16x8_kernel, dim3(rows), dim3(t8), 0, b->stream, b->pdl_small, static_cast<__nv_bfloat16 *>(h),
@@ -1234,7 +1382,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode,
         (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
-        (unsigned long long)b->gemv_ws.tile_copy);
+        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm);
     if (REPLAYING(b)) return PL_OK;
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
@@ -1244,6 +1392,11 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     const int variant = gemv_variant(b, rows, w, x, dst);
     if (variant) {
         if (int rc = ensure_gemv_ws(b, variant, N, K, err, err_len)) return rc;
+        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && b->parts_norm == 0 && rows >= 2 && rows <= 16 &&
+            pl_cuda_gemv_tile_splits(N, K, rows, &b->gemv_ws) > 1) {
+            b->mm = mm_pending{w->d, x, dst, rows, N, K, 1}; /* op_add_rmsnorm may take its partials */
+            return PL_OK;
+        }
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &b->gemv_ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
@@ -1349,11 +1502,20 @@ int launch_rope_append(pl_cuda_backend *b, const rope_pending &r) {
     return check_launch(b, "qk_norm_rope + kv_append kernel");
 }
 
-/* Launches the deferred work: a pending rope (fused with the pending appends when they copy
- * its k/v rows, else alone and first: the appends copy the K it writes), then the appends.
- * Every op and every host-facing call starts here. The rope's signature was taken when it
- * was deferred; a replay launches nothing. */
+/* Launches the deferred work: a held GEMM (as it was; op_add_rmsnorm takes it first when it
+ * is its norm), a pending rope (fused with the pending appends when they copy its k/v rows,
+ * else alone and first: the appends copy the K it writes), then the appends. Every op and
+ * every host-facing call starts here. Signatures were taken when the work was deferred; a
+ * replay launches nothing. */
 int flush_pending(pl_cuda_backend *b) {
+    if (b->mm.on) { /* held only while nothing else is pending (op_matmul flushed first) */
+        const mm_pending m = b->mm;
+        b->mm.on = 0;
+        const int ge = pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.y, 0, PL_CUDA_GEMV_TILE, &b->gemv_ws, b->stream);
+        if (ge != 0)
+            return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", m.rows, m.K, m.N, m.K,
+                           cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    }
     if (!b->rope.on) return flush_appends(b);
     const rope_pending r = b->rope;
     b->rope.on = 0;
@@ -2049,6 +2211,9 @@ void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode) {
 }
 void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode) {
     if (b) b->attn_rope = mode == 1 || mode == 2 ? mode : 0;
+}
+void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode) {
+    if (b) b->parts_norm = mode == 1 ? 1 : 0;
 }
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
     if (b) b->attn_units = units > 0 ? units : 0;

@@ -78,6 +78,10 @@ void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode);
  * 0 AUTO (default: at batches where that measured faster), 1 never, 2 always (where the
  * attention kernel takes them). */
 void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode);
+/* Test and benchmark hook: whether a tile GEMM of 2-16 rows with K splits leaves its
+ * partials to the residual add + RMSNorm after it (0 AUTO, the default: when that op follows),
+ * or adds them itself (1). The results are the same bits. */
+void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode);
 /* Benchmark hook: the decode attention's work units per CTA (pl_cuda_attn_options.
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);

@@ -19,6 +19,7 @@
 
 #include "cuda/gemv_cuda.h"
 #include "cuda/ptx.cuh"
+#include "cuda/diag_stamps.cuh"
 #include "cuda/tma_cuda.h"
 
 namespace {
@@ -324,6 +325,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
                      OutT *__restrict__ y, float *ws, int *cnt, const __grid_constant__ CUtensorMap tw,
                      const __grid_constant__ CUtensorMap tx) {
     pdl_trigger();
+    PL_DIAG_SCOPE(1, N, K, (unsigned long long)M | (unsigned long long)gridDim.y << 16 | (unsigned long long)NP << 24 | (unsigned long long)TMA << 32);
     extern __shared__ __align__(128) unsigned char tsm[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int tile = blockIdx.x, split = blockIdx.y, ks = gridDim.y;
@@ -382,6 +384,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
             else if (tid == 0) tma_w(j, kt0 + j);
         }
     pdl_wait();
+    PL_DIAG_MARK(4);
 #pragma unroll
     for (int j = 0; j < TST; ++j) {
         if (j < nkt) {
@@ -408,6 +411,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
 #endif
             __syncthreads(); /* stage i landed for all */
         }
+        if (i == 0) PL_DIAG_MARK(5);
         const uint32_t wsm = sb + (i % TST) * T_STAGE, xsm = wsm + T_WBYTES;
 #ifdef PL_HAVE_WGMMA
         /* each warpgroup: its 64 weight rows x all 16 * NP token rows, four k16 steps */
@@ -476,6 +480,21 @@ __global__ void __launch_bounds__(TW * 32, 2)
         }
         if constexpr (kKeys) argmax_flush(red, y, M, (int)cl.block_rank(), ks);
         cl.sync(); /* the others are done reading our partial */
+        return;
+    }
+    if (ks > 1 && !cnt) {
+        /* up to 16 tokens, the splits left for the consumer to add (pl_cuda_gemv_parts_bf16):
+         * split r's partial product as f32 [M][N] at ws + r * M * N, and no tail here: the
+         * last CTA's fence, count and partial loads were 2-3 us on the critical path of
+         * every o and down projection at batch 4 (measured CTA by CTA on the H200) */
+        if constexpr (!kKeys) {
+            float *mine = ws + (size_t)split * M * N;
+#pragma unroll
+            for (int nt = 0; nt < 2 * NP; ++nt)
+                if (nt < nt_live)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) tile_store(mine, M, N, n0, warp, lane, nt, i, acc[nt][i]);
+        }
         return;
     }
     if (ks > 1) { /* up to 16 tokens: partial tile, fragment order: [nt][thread] float4 */
@@ -548,13 +567,15 @@ cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M
                : launch_tile_kern<NP, OutT, false>(W, x, M, N, K, y, ks, part, cnt, pdl, tw, tx, s);
 }
 
+/* parts: leave the K splits unsummed (M <= 16 and more than one split only) */
 template <typename OutT>
 cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
-                        const pl_cuda_gemv_ws *ws, cudaStream_t s) {
+                        const pl_cuda_gemv_ws *ws, cudaStream_t s, bool parts = false) {
     if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
     int ks = pl_cuda_gemv_tile_splits(N, K, M, ws);
     if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws))) return cudaErrorInvalidValue;
-    int *cnt = ks > 1 ? static_cast<int *>(ws->ptr) : nullptr;
+    if (parts && (M > 16 || ks < 2)) return cudaErrorInvalidValue;
+    int *cnt = ks > 1 && !parts ? static_cast<int *>(ws->ptr) : nullptr;
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
     const int pdl = ws && ws->pdl, copy = ws ? ws->tile_copy : 0;
     if (M > 16 && ks > 8) ks = 8; /* one cluster per tile */
@@ -567,6 +588,8 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
 }
 
 } // namespace
+
+PL_DIAG_SETTER(pl_diag_set_gemv)
 
 extern "C" int pl_cuda_gemv_supported(int m, int n, int k, const void *w, const void *x, const void *y) {
     const uintptr_t a = (uintptr_t)w | (uintptr_t)x;
@@ -619,6 +642,16 @@ extern "C" int pl_cuda_gemv_argmax_bf16(const void *w, const void *x, int m, int
                                         const pl_cuda_gemv_ws *ws, void *stream) {
     return (int)launch_tile(static_cast<const __nv_bfloat16 *>(w), static_cast<const __nv_bfloat16 *>(x), m, n, k, keys, ws,
                             static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int pl_cuda_gemv_parts_bf16(const void *w, const void *x, int m, int n, int k, const pl_cuda_gemv_ws *ws,
+                                       void *stream) {
+    return (int)launch_tile(static_cast<const __nv_bfloat16 *>(w), static_cast<const __nv_bfloat16 *>(x), m, n, k,
+                            static_cast<float *>(nullptr), ws, static_cast<cudaStream_t>(stream), true);
+}
+
+extern "C" const float *pl_cuda_gemv_parts(const pl_cuda_gemv_ws *ws) {
+    return ws && ws->ptr ? reinterpret_cast<const float *>(static_cast<const char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
 }
 
 extern "C" int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int k, void *y, int y_f32, int variant,

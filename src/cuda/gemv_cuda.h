@@ -40,6 +40,14 @@ size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda_gemv_ws *w
 int pl_cuda_gemv_bf16(const void *w, const void *x, int m, int n, int k, void *y, int y_f32, int variant,
                       const pl_cuda_gemv_ws *ws, void *stream);
 
+/* The tile kernel with its K splits left unsummed, for a consumer that adds them (the
+ * residual add + RMSNorm after the o and down projections): split r's partial product as f32
+ * [m][n] at pl_cuda_gemv_parts(ws) + r * m * n, r < pl_cuda_gemv_tile_splits(n, k, m, ws), for
+ * 2 <= m <= 16 and at least two splits only (else cudaErrorInvalidValue). The partials sum, in
+ * split order from 0, to the f32 values pl_cuda_gemv_bf16 rounds. Returns the cudaError_t. */
+int pl_cuda_gemv_parts_bf16(const void *w, const void *x, int m, int n, int k, const pl_cuda_gemv_ws *ws, void *stream);
+const float *pl_cuda_gemv_parts(const pl_cuda_gemv_ws *ws);
+
 /* The greedy head on the tile kernel (2..PL_CUDA_GEMV_TILE_MAX_M rows): keys[r] = the largest
  * argmax key (value, then the lower n; NaN never) of row r of x w^T by atomicMax, the
  * product itself never stored; keys must hold m zeros before. Returns the cudaError_t. */
