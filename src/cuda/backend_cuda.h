@@ -89,7 +89,7 @@ void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
  * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
  * tiles of 64 per split). */
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
-/* Test and benchmark hook: the tile GEMM's stage copies, 0 default (TMA boxes past 8 rows),
+/* Test and benchmark hook: the tile GEMM's stage copies, 0 default (TMA boxes),
  * 1 cp.async, 2 TMA boxes (cp.async where the driver has no tensor-map encoder). */
 void pl_cuda_backend_tile_copy(pl_cuda_backend *b, int mode);
 /* Programmatic dependent launch (a kernel may launch while the one before it finishes; skinny

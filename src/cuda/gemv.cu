@@ -254,8 +254,8 @@ cudaError_t launch_mma(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, in
  * Weight streaming on tensor cores with A and B swapped: a CTA computes y^T for 128 weight
  * rows (the MMA's A operand) and every token (up to 64, its B operand), so the weights are
  * read once and each byte feeds every token. W and x tiles of 64 k go through a 4-stage
- * ring in shared memory (128-byte rows in the 128-byte XOR swizzle), filled by cp.async up to
- * 8 tokens and by two TMA boxes per stage past that (tensor maps over W and x), the weights
+ * ring in shared memory (128-byte rows in the 128-byte XOR swizzle), filled by two TMA boxes
+ * per stage (tensor maps over W and x; cp.async where the driver encodes no maps), the weights
  * with an L2 evict_first policy; x is staged because 64 tokens of x read per warp straight
  * from L2 (the M <= 8 kernel's way) would outrun L2. On sm_90a the two warpgroups each run
  * wgmma on 64 weight rows x all tokens straight from the ring (measured: 3-4% off the batch-32
@@ -558,10 +558,13 @@ cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M
     CUtensorMap tw, tx;
     memset(&tw, 0, sizeof tw);
     memset(&tx, 0, sizeof tx);
-    /* TMA boxes where the driver encodes the maps, else cp.async. Default: TMA past 8 rows
-     * (measured in the batch step on the H200: 16 rows 2-3% and 32 rows 4-5% faster; 4 rows
-     * 1-1.4% slower, where one thread issuing a stage's copies starts the stream later) */
-    const bool tma = (copy == 2 || (copy == 0 && M > 8)) && pl_cuda_tmap_2d_bf16(&tw, W, (uint64_t)K, (uint64_t)N, (uint64_t)K * 2, TBK, TBM) &&
+    /* TMA boxes where the driver encodes the maps, else cp.async. Default: TMA at every size
+     * (measured in the batch step on the H200: 16 rows 2-3% and 32 rows 4-5% faster; at 4 rows
+     * 1-1.4% slower until the o and down projections' split sums moved into the norm after
+     * them; since then level to 2.5% faster at 2-8 rows in two calls. Not profiled why; the
+     * next GEMM's first stages, in flight while the norm loads the partials, are then a few
+     * bulk copies instead of ~12 cp.async per thread) */
+    const bool tma = (copy == 2 || copy == 0) && pl_cuda_tmap_2d_bf16(&tw, W, (uint64_t)K, (uint64_t)N, (uint64_t)K * 2, TBK, TBM) &&
                      pl_cuda_tmap_2d_bf16(&tx, x, (uint64_t)K, (uint64_t)M, (uint64_t)K * 2, TBK, 16 * NP);
     return tma ? launch_tile_kern<NP, OutT, true>(W, x, M, N, K, y, ks, part, cnt, pdl, tw, tx, s)
                : launch_tile_kern<NP, OutT, false>(W, x, M, N, K, y, ks, part, cnt, pdl, tw, tx, s);

@@ -30,7 +30,7 @@ typedef struct pl_cuda_gemv_ws {
     /* tile kernel's K split (0: defaults): CTAs per SM to aim for (2 up to 16 rows, 1 past), most splits (16), fewest
      * 64-k tiles per split (4) */
     int tile_ctas_per_sm, tile_max_splits, tile_min_ktiles;
-    int tile_copy; /* tile kernel's stage copies: 0 default (TMA boxes past 8 rows), 1 cp.async, 2 TMA */
+    int tile_copy; /* tile kernel's stage copies: 0 default (TMA boxes), 1 cp.async, 2 TMA */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
 int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws); /* tile kernel, m rows */
