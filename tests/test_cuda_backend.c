@@ -258,8 +258,11 @@ static void test_matmul_norm(pair *p) {
         void *dx = dup_dev(p, xa, (size_t)M * K * e), *dh = p->go->alloc(p->g, n * e), *dy = p->go->alloc(p->g, n * e),
              *dout = p->go->alloc(p->g, n * e);
         unsigned char *hb[2], *yb[2], *ob[2];
+        /* the norm takes the partials wherever its kernel fits the width (not 4352: 17 warps) */
+        const long want = D == 4352 ? 0 : 1;
         for (int mode = 0; mode < 2; mode++) { /* 0: partials to the norm (default), 1: the GEMM adds them */
             pl_cuda_backend_parts_norm(p->g, mode);
+            const long fused0 = pl_cuda_backend_parts_fused(p->g);
             hb[mode] = malloc(n * e), yb[mode] = malloc(n * e), ob[mode] = malloc(n * e);
             CHECK(cudaMemcpy(dh, ra, n * e, cudaMemcpyHostToDevice) == cudaSuccess);
             CHECK(cudaMemset(dy, 0xff, n * e) == cudaSuccess); /* NaN: every element must be written */
@@ -268,6 +271,9 @@ static void test_matmul_norm(pair *p) {
             down(p, hb[mode], dh, n * e);
             down(p, yb[mode], dy, n * e);
             down(p, ob[mode], dout, n * e);
+            const long got = pl_cuda_backend_parts_fused(p->g) - fused0;
+            CHECK_MSG(got == (mode ? 0 : want), "[%d x %d] x [%d x %d]^T, mode %d: %ld partial sums in the norm, want %ld", M,
+                      K, D, K, mode, got, mode ? 0 : want);
         }
         pl_cuda_backend_parts_norm(p->g, 0);
         snprintf(what, sizeof what, "matmul + add_rmsnorm [%d x %d] x [%d x %d]^T", M, K, D, K);
@@ -289,8 +295,10 @@ static void test_matmul_norm(pair *p) {
         cmp(what, gf, cf, n, act_tol(p->dt), 1e-3);
         /* a held GEMM whose next op is not its norm launches as before */
         CHECK(cudaMemset(dy, 0xff, n * e) == cudaSuccess);
+        const long fused1 = pl_cuda_backend_parts_fused(p->g);
         CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
         CHECK(p->go->add(p->g, dh, dy, n) == PL_OK);
+        CHECK(pl_cuda_backend_parts_fused(p->g) == fused1);
         down(p, cy, dy, n * e);
         CHECK_MSG(memcmp(cy, yb[1], n * e) == 0, "%s: GEMM output differs when another op follows", what);
         for (int mode = 0; mode < 2; mode++) free(hb[mode]), free(yb[mode]), free(ob[mode]);

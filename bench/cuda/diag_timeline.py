@@ -28,7 +28,7 @@ KIND = {1: "gemm", 2: "attention", 3: "split merge", 4: "add+rmsnorm", 5: "swigl
 def gemm_name(n, k, hidden):
     if n > 100000:
         return "lm_head"
-    if k == hidden and n == hidden * 2 + 1024 or (k == hidden and n > hidden and n < 3 * hidden):
+    if k == hidden and hidden < n < 3 * hidden:
         return "qkv"
     if n == hidden and k < 2 * hidden:
         return "o"
@@ -66,8 +66,7 @@ def main():
         hidden = min(r["a"] for r in R if r["kind"] == 1)  # o / down have N = hidden
         groups = defaultdict(list)
         for r in R:
-            key = (r["kind"], r["a"], r["b"]) if r["kind"] != 1 else (1, r["a"], r["b"])
-            groups[key].append(r)
+            groups[(r["kind"], r["a"], r["b"])].append(r)
         launches = []
         for key, rs in groups.items():
             grid = len({(r["bx"], r["by"]) for r in rs})

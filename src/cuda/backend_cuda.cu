@@ -137,6 +137,7 @@ struct pl_cuda_backend {
     mm_pending mm;
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
+    long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
     int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
@@ -1271,10 +1272,10 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
     /* a held GEMM of x: its partials come here when the partials' kernel takes the shape (bf16,
      * parts_ctas, 16-byte aligned, the norm not skipped), else it launches as it was */
+    const uintptr_t al = (uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d;
     mm_pending parts = b->mm;
     parts.on = parts.on && parts.y == x && parts.rows == rows && parts.N == dim && b->act == PL_BF16 && dim % 8 == 0 &&
-               parts_ctas(dim) > 0 && (((uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d) & 15) == 0 &&
-               !(b->skip & PL_CUDA_SKIP_NORM) && w->rows * w->cols >= dim;
+               parts_ctas(dim) > 0 && (al & 15) == 0 && !(b->skip & PL_CUDA_SKIP_NORM) && w->rows * w->cols >= dim;
     if (parts.on) b->mm.on = 0;
     if (int frc = flush_pending(b)) return frc;
     if (rows <= 0) return PL_OK;
@@ -1282,12 +1283,10 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "add_rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
     SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
     if (REPLAYING(b)) return PL_OK;
-    const uintptr_t al = (uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d;
     if (parts.on) {
         /* the GEMM's K-split partials, added here: the warps' sums of squares in the order of
          * add_rmsnorm_bf16x8_kernel, so h, x and out get the bits of the unfused pair */
-        const int nwt = (dim / 8 + 31) / 32;
-        const int C = parts_ctas(dim);
+        const int C = parts_ctas(dim), warps = (dim / 8 + 31) / 32 / C;
         if (!b->parts_attr) { /* clusters past 8 CTAs (the portable size) */
             cudaFuncSetAttribute(add_rmsnorm_parts_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
             b->parts_attr = 1;
@@ -1296,10 +1295,11 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
         if (ge != 0)
             return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, parts.K, dim, parts.K,
                            cudaGetErrorString(static_cast<cudaError_t>(ge)));
-        launch_pdl_cluster(add_rmsnorm_parts_kernel, dim3(rows, C), dim3(32 * (nwt / C)), 0, b->stream, b->pdl_small, (unsigned)C,
+        launch_pdl_cluster(add_rmsnorm_parts_kernel, dim3(rows, C), dim3(32 * warps), 0, b->stream, b->pdl_small, (unsigned)C,
                            static_cast<__nv_bfloat16 *>(h), static_cast<__nv_bfloat16 *>(parts.y), pl_cuda_gemv_parts(&b->gemv_ws),
                            pl_cuda_gemv_tile_splits(dim, parts.K, rows, &b->gemv_ws), static_cast<const float *>(w->d), dim, eps,
                            static_cast<__nv_bfloat16 *>(out));
+        b->parts_fused++;
         return check_launch(b, "add_rmsnorm kernel (GEMM partials)");
     }
     if (b->act == PL_BF16 && dim % 8 == 0 && dim <= 8 * 1024 && (al & 15) == 0) {
@@ -2215,6 +2215,7 @@ void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode) {
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode) {
     if (b) b->parts_norm = mode == 1 ? 1 : 0;
 }
+long pl_cuda_backend_parts_fused(const pl_cuda_backend *b) { return b ? b->parts_fused : 0; }
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
     if (b) b->attn_units = units > 0 ? units : 0;
 }

@@ -82,6 +82,9 @@ void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode);
  * partials to the residual add + RMSNorm after it (0 AUTO, the default: when that op follows),
  * or adds them itself (1). The results are the same bits. */
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode);
+/* Test hook: how many held GEMMs' partials the add + RMSNorm after them took (launches, eager
+ * and captured; a replay launches nothing). */
+long pl_cuda_backend_parts_fused(const pl_cuda_backend *b);
 /* Benchmark hook: the decode attention's work units per CTA (pl_cuda_attn_options.
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
