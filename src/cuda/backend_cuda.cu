@@ -1273,9 +1273,10 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     /* a held GEMM of x: its partials come here when the partials' kernel takes the shape (bf16,
      * parts_ctas, 16-byte aligned, the norm not skipped), else it launches as it was */
     const uintptr_t al = (uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d;
+    const int C = parts_ctas(dim); /* CTAs per row of the partials' kernel */
     mm_pending parts = b->mm;
     parts.on = parts.on && parts.y == x && parts.rows == rows && parts.N == dim && b->act == PL_BF16 && dim % 8 == 0 &&
-               parts_ctas(dim) > 0 && (al & 15) == 0 && !(b->skip & PL_CUDA_SKIP_NORM) && w->rows * w->cols >= dim;
+               C > 0 && (al & 15) == 0 && !(b->skip & PL_CUDA_SKIP_NORM) && w->rows * w->cols >= dim;
     if (parts.on) b->mm.on = 0;
     if (int frc = flush_pending(b)) return frc;
     if (rows <= 0) return PL_OK;
@@ -1286,7 +1287,7 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     if (parts.on) {
         /* the GEMM's K-split partials, added here: the warps' sums of squares in the order of
          * add_rmsnorm_bf16x8_kernel, so h, x and out get the bits of the unfused pair */
-        const int C = parts_ctas(dim), warps = (dim / 8 + 31) / 32 / C;
+        const int warps = (dim / 8 + 31) / 32 / C;
         if (!b->parts_attr) { /* clusters past 8 CTAs (the portable size) */
             cudaFuncSetAttribute(add_rmsnorm_parts_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
             b->parts_attr = 1;
