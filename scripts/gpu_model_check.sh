@@ -130,6 +130,7 @@ if [ $SERVING -eq 1 ]; then
     rc=$?; step "bench-serving cuda heavy" $rc
     [ $rc -eq 124 ] && echo "bench-serving cuda heavy: timed out (300 s)"
     grep -E "^trace:|^device cuda|^output tok/s|^decode step|^roofline ceiling" "$out.txt"
+    [ -s "$out.json" ] && gzip -9f "$out.json" # 1.8 MB of per-request records: kept, compressed
   fi
 fi
 if [ $SAN -eq 1 ] && command -v compute-sanitizer > /dev/null; then
