@@ -128,6 +128,11 @@ static void down(pair *p, void *h, const void *d, size_t bytes) {
     CHECK(cudaStreamSynchronize(p->st) == cudaSuccess);
 }
 
+static int dev_sms(void) {
+    int v = 0;
+    return cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess ? v : 0;
+}
+
 /* max|got - ref| <= tol * max(max|ref|, floor) */
 static void cmp(const char *what, const float *got, const float *ref, size_t n, double tol, double floor_) {
     double md = 0, mr = floor_;
@@ -172,7 +177,8 @@ static void test_matmul(pair *p) {
                                     {300, 2056, 3}, {9, 512, 5},   {13, 1032, 6}, {4099, 128, 7},
                                     {77, 1000, 12}, {2571, 40, 33}, {31, 264, 64}, {300, 2056, 9},
                                     {6144, 2560, 64}, {2560, 4096, 40}, {1000, 264, 50}, {40000, 128, 3},
-                                    {19456, 2560, 4}, {2560, 9728, 16}};
+                                    {19456, 2560, 4}, {2560, 9728, 16}, {2560, 4096, 4}, {2100, 1000, 3},
+                                    {2560, 9728, 8},  {3000, 776, 2}};
     const size_t ns = sizeof shapes / sizeof shapes[0];
     for (size_t s = 0; s < 7 * ns; s++) {
         const size_t si = s % ns;
@@ -201,6 +207,15 @@ static void test_matmul(pair *p) {
             CHECK_MSG(memcmp(r1, r2, sizeof(float) * K) == 0, "weight_row %d of [%d, %d]", rows_chk[i], N, K);
         }
         CHECK_ERR(p->go->weight_row(p->g, gw, N, r2, err, sizeof err), PL_ERR_INVALID, "outside", err);
+        /* the last four shapes: 2-8 rows that the tile kernel splits over K, 16-row tiles for
+         * about one wave of two CTAs per SM on the H200 (132 SMs): k-sliced tiles, no K split
+         * (the default and TMA passes, k-sliced tiles from 2 rows; N and K tails inside a TMA
+         * box). Where the backend says it takes a shape, both launches below must have taken it */
+        pl_cuda_backend_kslice(p->g, 2);
+        const int kslice_shape = gemv == 1 && pl_cuda_backend_kslice_takes(p->g, M, N, K);
+        CHECK_MSG(!(si + 4 >= ns && p->dt == PL_BF16 && (pass == 0 || pass == 4 || pass == 6) && dev_sms() == 132) || kslice_shape,
+                  "matmul [%d,%d]x[%d,%d]^T pass %d: not k-sliced on a 132-SM device", M, K, N, K, pass);
+        const long ks0 = pl_cuda_backend_kslice_launches(p->g);
         free(r1), free(r2);
         void *xa = to_act(p->dt, x, (size_t)M * K);
         void *dx = dup_dev(p, xa, (size_t)M * K * esz(p->dt));
@@ -218,6 +233,9 @@ static void test_matmul(pair *p) {
             snprintf(what, sizeof what, "matmul [%d,%d]x[%d,%d]^T f32out=%d gemv=%d pass %d", M, K, N, K, f32, gemv, pass);
             cmp(what, gf, cf, (size_t)M * N, od == PL_BF16 ? 1e-2 : 1e-4, 1e-3);
         }
+        if (kslice_shape)
+            CHECK_MSG(pl_cuda_backend_kslice_launches(p->g) - ks0 == 2, "matmul [%d,%d]x[%d,%d]^T pass %d: %ld k-sliced launches, want 2", M, K, N, K,
+                      pass, pl_cuda_backend_kslice_launches(p->g) - ks0);
         /* f32 logits straight into host memory */
         memset(gf, 0xff, sizeof(float) * M * N);
         CHECK_OK(p->go->matmul(p->g, dx, M, gw, gf, 1, err, sizeof err), err);
@@ -233,6 +251,7 @@ static void test_matmul(pair *p) {
     pl_cuda_backend_use_gemv(p->g, 1);
     pl_cuda_backend_tune_tile(p->g, 0, 0, 0);
     pl_cuda_backend_tile_copy(p->g, 0);
+    pl_cuda_backend_kslice(p->g, 0);
 }
 
 /* A split tile GEMM then the residual add + RMSNorm of its output: by default the GEMM leaves
@@ -240,6 +259,7 @@ static void test_matmul(pair *p) {
  * output and the norm must be the bits of the unfused pair, and near the CPU's. A GEMM followed
  * by another op (add) launches as before. */
 static void test_matmul_norm(pair *p) {
+    pl_cuda_backend_kslice(p->g, 1); /* the split partials' path: k-sliced tiles leave none (test_matmul covers them) */
     /* {dim (N), K, M}: 1 to 16 CTAs per row in the norm (4352: none fits, the GEMM adds its
      * partials); the last with the most splits (26 partials per column) */
     static const int shapes[][3] = {{2560, 4096, 4}, {2560, 9728, 16}, {2560, 4096, 2}, {328, 2056, 7}, {4096, 1024, 9},
@@ -308,6 +328,7 @@ static void test_matmul_norm(pair *p) {
         free(w), free(x), free(nw), free(r), free(xa), free(ra), free(cy), free(co), free(gf), free(cf);
     }
     pl_cuda_backend_tune_tile(p->g, 0, 0, 0);
+    pl_cuda_backend_kslice(p->g, 0);
 }
 
 static void test_elementwise(pair *p) {

@@ -13,7 +13,7 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
- *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab]
+ *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab]
  *                         [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
@@ -114,6 +114,9 @@ static void tile_max_mode(pl_cuda_backend *b, int n) { pl_cuda_backend_tune_tile
 /* A two-way A/B of the serving step through a backend hook (set(b, 0) is the default, set(b,
  * on) the other setting): three interleaved rounds, the order reversed in the middle one (contexts grow between
  * settings), each mode's median printed as "<what>: batch B, round r, <name>: step ms". */
+/* --kslice-ab: k-sliced tiles at every size they take (2-8 rows), or never */
+static void kslice_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_kslice(b, on ? 1 : 2); }
+
 /* --rope-ab: q/k norm + RoPE and K/V append inside the decode attention (always), or their own kernel */
 static void rope_kernel_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_attn_rope(b, on ? 1 : 2); }
 
@@ -199,7 +202,7 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "", *diag_path = NULL;
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -216,6 +219,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--tile-ctas-ab")) ctas_ab = 1;
         else if (!strcmp(argv[i], "--rope-ab")) rope_ab = 1;
         else if (!strcmp(argv[i], "--parts-ab")) parts_ab = 1;
+        else if (!strcmp(argv[i], "--kslice-ab")) kslice_ab = 1;
         else if (!strcmp(argv[i], "--tile-max-ab") && i + 1 < argc) tile_max_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-warps-ab")) warps_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
@@ -293,7 +297,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -438,6 +442,12 @@ int main(int argc, char **argv) {
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
                           pl_cuda_backend_parts_norm, 1, "split sums", parts_names);
             pl_cuda_backend_parts_norm(m->bctx, 0);
+            /* --kslice-ab: 2-8-row split GEMMs as k-sliced 16-row tiles (always) or the tile kernel */
+            static const char *const kslice_names[2] = {"k-sliced tiles", "tile kernel"};
+            if (kslice_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, kslice_mode, 1, "kslice",
+                          kslice_names);
+            pl_cuda_backend_kslice(m->bctx, 0);
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)

@@ -138,6 +138,7 @@ struct pl_cuda_backend {
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
     long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
+    long kslice_launches;    /* GEMMs launched as k-sliced tiles (pl_cuda_backend_kslice_launches) */
     int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
@@ -1383,7 +1384,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode,
         (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
-        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm);
+        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice);
     if (REPLAYING(b)) return PL_OK;
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
@@ -1394,10 +1395,11 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     if (variant) {
         if (int rc = ensure_gemv_ws(b, variant, N, K, err, err_len)) return rc;
         if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && b->parts_norm == 0 && rows >= 2 && rows <= 16 &&
-            pl_cuda_gemv_tile_splits(N, K, rows, &b->gemv_ws) > 1) {
+            pl_cuda_gemv_tile_splits(N, K, rows, &b->gemv_ws) > 1 && !pl_cuda_gemv_kslice(rows, N, K, &b->gemv_ws)) {
             b->mm = mm_pending{w->d, x, dst, rows, N, K, 1}; /* op_add_rmsnorm may take its partials */
             return PL_OK;
         }
+        if (variant == PL_CUDA_GEMV_TILE && pl_cuda_gemv_kslice(rows, N, K, &b->gemv_ws)) b->kslice_launches++;
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &b->gemv_ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
@@ -2212,6 +2214,13 @@ void pl_cuda_backend_attn_early(pl_cuda_backend *b, int mode) {
 }
 void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode) {
     if (b) b->attn_rope = mode == 1 || mode == 2 ? mode : 0;
+}
+void pl_cuda_backend_kslice(pl_cuda_backend *b, int mode) {
+    if (b) b->gemv_ws.kslice = mode == 1 || mode == 2 ? mode : 0;
+}
+long pl_cuda_backend_kslice_launches(const pl_cuda_backend *b) { return b ? b->kslice_launches : 0; }
+int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int k) {
+    return b && b->act == PL_BF16 && rows <= PL_CUDA_GEMV_TILE_MAX_M && pl_cuda_gemv_kslice(rows, n, k, &b->gemv_ws);
 }
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode) {
     if (b) b->parts_norm = mode == 1 ? 1 : 0;

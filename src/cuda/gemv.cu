@@ -271,6 +271,19 @@ constexpr int T_STAGE = T_WBYTES + T_XBYTES;
 constexpr int T_SMEM = TST * T_STAGE + 1024 + TST * 8; /* 97 KiB (1 KiB to align, TMA stage barriers): two CTAs per SM */
 constexpr int T_PART = TBM * 16; /* floats of a partial tile (up to 16 tokens; more add in a cluster) */
 
+/* a TMA ring's start: thread 0 fetches both tensor-map descriptors and sets up one barrier
+ * per stage, then the CTA meets (every thread waits on those barriers) */
+__device__ __forceinline__ void tma_ring_init(const CUtensorMap *tw, const CUtensorMap *tx, uint32_t bars) {
+    if (threadIdx.x == 0) {
+        tmap_prefetch(tw);
+        tmap_prefetch(tx);
+#pragma unroll
+        for (int j = 0; j < TST; ++j) mbar_init(bars + j * 8, 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+}
+
 __device__ __forceinline__ uint32_t swz128(int r, int ch) { return (uint32_t)(r * 128 + ((ch ^ (r & 7)) << 4)); }
 
 /* C fragment of warp w, lane (g, t), token tile nt: i = 0, 1: row g, tokens 2t, 2t + 1;
@@ -361,16 +374,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
         tma_load_2d(sb + st * T_STAGE, &tw, kt * TBK, n0, bars + st * 8, wpol);
     };
     auto tma_x = [&](int st, int kt) { tma_load_2d(sb + st * T_STAGE + T_WBYTES, &tx, kt * TBK, 0, bars + st * 8); };
-    if (TMA) {
-        if (tid == 0) {
-            tmap_prefetch(&tw);
-            tmap_prefetch(&tx);
-#pragma unroll
-            for (int j = 0; j < TST; ++j) mbar_init(bars + j * 8, 1);
-            mbar_init_fence();
-        }
-        __syncthreads();
-    }
+    if (TMA) tma_ring_init(&tw, &tx, bars);
     /* weights do not depend on the kernel before us: their first TST - 1 stages go out before
      * the wait, the last stage's after it (all four before it was slower, as was a fifth stage
      * of 18 KiB up to 16 tokens). A stage is refilled as soon as every warp is done with it,
@@ -541,6 +545,121 @@ __global__ void __launch_bounds__(TW * 32, 2)
     }
 }
 
+/* ---- k-sliced thin tiles: 2..8 token rows, no K split across CTAs ----
+ * The tile kernel splits K over CTAs when its 128-row tiles are too few for the SMs (the o and
+ * down projections at batch 2-8: 20 tiles, 13 splits), and the splits' f32 partials then
+ * cost an L2 round trip on the critical path: in the GEMM's last CTA, or in the add + RMSNorm
+ * after it (~4 us per norm at batch 4, ~8 us a layer: a diagnostic without the sums took the
+ * step from 1.33x to 1.21-1.23x of its roofline). Here a CTA takes 16 weight rows over all of
+ * K instead (160 CTAs at N = 2560), its 8 warps slicing K: a stage of 512 k is eight TMA boxes
+ * of 16 rows x 64 k, one per warp, with the matching 8 token rows x 64 k of x, so the ring
+ * holds the same 64 KiB of weights in flight as the tile kernel's. The warps' C fragments add
+ * in warp order through shared memory at the end: no partial leaves the CTA. */
+constexpr int KS_W = 16 * TBK * 2, KS_X = 8 * TBK * 2;         /* one warp's boxes: 2 KiB, 1 KiB */
+constexpr int KS_STAGE = TW * (KS_W + KS_X), KS_K = TW * TBK; /* 24 KiB and 512 k a stage */
+static_assert(TST * KS_STAGE + 1024 + TST * 8 <= T_SMEM, "k-sliced ring fits the tile kernel's shared memory");
+
+template <typename OutT>
+__global__ void __launch_bounds__(TW * 32, 2)
+    gemm_kslice_kernel(int M, int N, int K, OutT *__restrict__ y, const __grid_constant__ CUtensorMap tw,
+                       const __grid_constant__ CUtensorMap tx) {
+    pdl_trigger();
+    PL_DIAG_SCOPE(1, N, K, (unsigned long long)M | 1ull << 16 | 1ull << 24 | 1ull << 32);
+    extern __shared__ __align__(128) unsigned char tsm[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int n0 = blockIdx.x * 16, S = (K + KS_K - 1) / KS_K;
+    const uint32_t sb = (smem_u32(tsm) + 1023u) & ~1023u, bars = sb + TST * KS_STAGE;
+    const uint64_t wpol = l2_evict_first(); /* weights are read once per step (the tile kernel's reason) */
+    auto tma_w = [&](int st, int s) {
+        mbar_expect_tx(bars + st * 8, KS_STAGE);
+#pragma unroll
+        for (int w = 0; w < TW; ++w) tma_load_2d(sb + st * KS_STAGE + w * KS_W, &tw, s * KS_K + w * TBK, n0, bars + st * 8, wpol);
+    };
+    auto tma_x = [&](int st, int s) {
+#pragma unroll
+        for (int w = 0; w < TW; ++w) tma_load_2d(sb + st * KS_STAGE + TW * KS_W + w * KS_X, &tx, s * KS_K + w * TBK, 0, bars + st * 8);
+    };
+    tma_ring_init(&tw, &tx, bars);
+    /* as the tile kernel: the weights of the first TST - 1 stages before the PDL wait */
+    if (tid == 0)
+#pragma unroll
+        for (int j = 0; j < TST - 1; ++j)
+            if (j < S) tma_w(j, j);
+    pdl_wait();
+    PL_DIAG_MARK(4);
+    if (tid == 0)
+#pragma unroll
+        for (int j = 0; j < TST; ++j)
+            if (j < S) {
+                if (j == TST - 1) tma_w(j, j);
+                tma_x(j, j);
+            }
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int i = 0; i < S; ++i) {
+        mbar_wait(bars + (i % TST) * 8, (unsigned)(i / TST) & 1u);
+        if (i == 0) PL_DIAG_MARK(5);
+        const uint32_t wsm = sb + (i % TST) * KS_STAGE + warp * KS_W, xsm = sb + (i % TST) * KS_STAGE + TW * KS_W + warp * KS_X;
+#pragma unroll
+        for (int kk = 0; kk < TBK / 16; kk += 2) {
+            uint32_t b[4]; /* x rows (tokens) 0-7, 16-byte chunks 2 kk .. 2 kk + 3: two k16 steps */
+            ldmatrix_x4(xsm + swz128(lane & 7, kk * 2 + (lane >> 3)), b[0], b[1], b[2], b[3]);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                uint32_t a[4];
+                ldmatrix_x4(wsm + swz128(lane & 15, (kk + h) * 2 + (lane >> 4)), a[0], a[1], a[2], a[3]);
+                mma_bf16(acc, a, b[2 * h], b[2 * h + 1]);
+            }
+        }
+        __syncthreads(); /* every warp is done with stage i: refill its slot with stage i + TST */
+        if (tid == 0 && i + TST < S) {
+            tma_w(i % TST, i + TST);
+            tma_x(i % TST, i + TST);
+        }
+    }
+    /* the warps' fragments (rows g, g + 8; tokens 2 t, 2 t + 1), added in warp order */
+    float *red = reinterpret_cast<float *>(tsm + (sb - smem_u32(tsm))); /* the ring: every stage landed and was read */
+#pragma unroll
+    for (int i = 0; i < 4; ++i) red[(warp * 32 + lane) * 4 + i] = acc[i];
+    __syncthreads();
+    if (tid < 128) {
+        float v = 0.f;
+#pragma unroll
+        for (int w = 0; w < TW; ++w) v += red[(w * 32 + (tid >> 2)) * 4 + (tid & 3)];
+        const int ln = tid >> 2, i = tid & 3;
+        const int row = n0 + (ln >> 2) + (i >= 2 ? 8 : 0), m = 2 * (ln & 3) + (i & 1);
+        if (row < N && m < M) store(y + (size_t)m * N + row, v);
+    }
+}
+
+/* Whether the k-sliced kernel takes a tile-kernel shape: a shape the tile kernel would split
+ * over K, and 16-row tiles for one wave of two CTAs per SM with at least half the SMs busy
+ * (the o and down projections of Qwen3-4B: 160 CTAs); ws->kslice 0 (AUTO) from 6 tokens,
+ * 2 from 2 tokens, up to 8, 1 never. Measured in the decode step on the H200 (o and down,
+ * k-sliced against split with the partials in the norm): batches 6-8 2-5% faster, batch 5
+ * 1.5%, batch 4 3% and batch 2 6% slower. Not profiled why; the norm's partials grow with
+ * the tokens, the k-sliced grid preloads fewer weights before its PDL wait (160 CTAs x 48
+ * KiB, against 260). */
+bool kslice_takes(int M, int N, int K, const pl_cuda_gemv_ws *ws) {
+    if (!ws || ws->kslice == 1 || ws->tile_copy == 1 || M < (ws->kslice == 2 ? 2 : 6) || M > 8 || ws->sms <= 0) return false;
+    const int tiles = (N + 15) / 16;
+    return pl_cuda_gemv_tile_splits(N, K, M, ws) > 1 && 2 * tiles >= ws->sms && tiles <= 2 * ws->sms;
+}
+
+template <typename OutT>
+cudaError_t launch_kslice(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int pdl, cudaStream_t s,
+                          bool *taken) {
+    CUtensorMap tw, tx;
+    memset(&tw, 0, sizeof tw);
+    memset(&tx, 0, sizeof tx);
+    *taken = pl_cuda_tmap_2d_bf16(&tw, W, (uint64_t)K, (uint64_t)N, (uint64_t)K * 2, TBK, 16) &&
+             pl_cuda_tmap_2d_bf16(&tx, x, (uint64_t)K, (uint64_t)M, (uint64_t)K * 2, TBK, 8);
+    if (!*taken) return cudaSuccess; /* no tensor maps: the tile kernel's cp.async path */
+    cudaError_t e = cudaFuncSetAttribute(gemm_kslice_kernel<OutT>, cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM);
+    if (e != cudaSuccess) return e;
+    return launch_pdl(gemm_kslice_kernel<OutT>, dim3((unsigned)((N + 15) / 16)), dim3(TW * 32), (size_t)T_SMEM, s, pdl, M, N, K, y,
+                      tw, tx);
+}
+
 template <int NP, typename OutT, bool TMA>
 cudaError_t launch_tile_kern(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int ks, float *part,
                              int *cnt, int pdl, const CUtensorMap &tw, const CUtensorMap &tx, cudaStream_t s) {
@@ -575,6 +694,12 @@ template <typename OutT>
 cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y,
                         const pl_cuda_gemv_ws *ws, cudaStream_t s, bool parts = false) {
     if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
+    if constexpr (sizeof(OutT) != 8) /* not the greedy head */
+        if (!parts && kslice_takes(M, N, K, ws)) {
+            bool taken = false;
+            const cudaError_t e = launch_kslice(W, x, M, N, K, y, ws->pdl, s, &taken);
+            if (taken || e != cudaSuccess) return e != cudaSuccess ? e : cudaGetLastError();
+        }
     int ks = pl_cuda_gemv_tile_splits(N, K, M, ws);
     if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws))) return cudaErrorInvalidValue;
     if (parts && (M > 16 || ks < 2)) return cudaErrorInvalidValue;
@@ -609,6 +734,8 @@ extern "C" int pl_cuda_gemv_splits(int n, int k, int sms) {
     while (ks > 1 && ks * MW * 2 > steps) ks--; /* every warp keeps two k steps or more */
     return ks;
 }
+
+extern "C" int pl_cuda_gemv_kslice(int m, int n, int k, const pl_cuda_gemv_ws *ws) { return kslice_takes(m, n, k, ws); }
 
 extern "C" int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws) {
     /* about two CTAs per SM in one wave up to 16 rows; one past that, where the splits of a

@@ -31,9 +31,11 @@ typedef struct pl_cuda_gemv_ws {
      * 64-k tiles per split (4) */
     int tile_ctas_per_sm, tile_max_splits, tile_min_ktiles;
     int tile_copy; /* tile kernel's stage copies: 0 default (TMA boxes), 1 cp.async, 2 TMA */
+    int kslice;    /* split tile shapes of 6-8 rows (0, AUTO) or 2-8 (2) take 16-row k-sliced tiles; 1 never */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
 int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws); /* tile kernel, m rows */
+int pl_cuda_gemv_kslice(int m, int n, int k, const pl_cuda_gemv_ws *ws); /* the tile variant takes k-sliced tiles (no K split) */
 size_t pl_cuda_gemv_ws_bytes(int variant, int n, int k, const pl_cuda_gemv_ws *ws);
 
 /* The launch; returns the cudaError_t of the launch (0: cudaSuccess). */
