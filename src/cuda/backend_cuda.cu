@@ -138,7 +138,7 @@ struct pl_cuda_backend {
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
     long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
-    long kslice_launches;    /* GEMMs launched as k-sliced tiles (pl_cuda_backend_kslice_launches) */
+    long kslice_launches;    /* k-sliced GEMM launches, counted by gemv.cu (gemv_ws.kslice_runs) */
     int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
     pl_cuda_gemv_ws gemv_ws; /* K-split scratch of the tensor-core kernel, PDL switch of the GEMMs */
     int pdl_small;           /* PDL switch of every other kernel of a step */
@@ -1399,7 +1399,6 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
             b->mm = mm_pending{w->d, x, dst, rows, N, K, 1}; /* op_add_rmsnorm may take its partials */
             return PL_OK;
         }
-        if (variant == PL_CUDA_GEMV_TILE && pl_cuda_gemv_kslice(rows, N, K, &b->gemv_ws)) b->kslice_launches++;
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &b->gemv_ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
@@ -2138,6 +2137,7 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
     if (!b) return pl_fail(err, err_len, PL_ERR_NOMEM, "pl_cuda_backend_create: out of memory");
     b->gemv_mode = 1;
     b->gemv_ws.pdl = 1;
+    b->gemv_ws.kslice_runs = &b->kslice_launches;
     b->pdl_small = 1;
     b->graph_segments = PL_CUDA_GRAPH_SEGMENTS;
     b->graph_first = PL_CUDA_GRAPH_FIRST;

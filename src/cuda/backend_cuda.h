@@ -86,8 +86,8 @@ void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode);
  * tile kernel would split over K take 16-row k-sliced tiles over all of K instead, no
  * partials; 1: the tile kernel always. */
 void pl_cuda_backend_kslice(pl_cuda_backend *b, int mode);
-/* Test hook: GEMMs launched as k-sliced tiles so far (eager and captured; a replay launches
- * nothing). */
+/* Test hook: k-sliced GEMM kernels launched so far, counted where the kernel is launched
+ * (eager and captured; a replay launches nothing). */
 long pl_cuda_backend_kslice_launches(const pl_cuda_backend *b);
 /* Test hook: whether a bf16 [rows x k] x [n x k]^T GEMM on the tile kernel takes k-sliced tiles
  * with the backend's current knobs (it depends on the device's SM count). */

@@ -147,7 +147,7 @@ cudaError_t launch(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N,
  * does not see, so no shared-memory staging or ldmatrix is needed. (Tried: splitting K
  * further over a thread-block cluster with a distributed-shared-memory sum, to fill the
  * GPU when N has few 16-row tiles: slower on every shape, 2.1 vs 2.3 TB/s at 6144 rows.) */
-constexpr int MW = 8; /* warps per block, splitting K */
+constexpr int MW = 8; /* warps per block, splitting K (frag_warp_sum adds 8) */
 constexpr int MU = 4; /* k steps of W loaded ahead */
 
 /* K split over CTAs: each CTA of a tile calls this once its partial is stored; true in the
@@ -161,6 +161,27 @@ __device__ __forceinline__ bool arrived_last(int *counter, int n) {
     __syncthreads();
     if (last) __threadfence();
     return last;
+}
+
+/* The eight warps' m16n8 C fragments of one 16-row tile (rows g, g + 8; tokens 2 t, 2 t + 1),
+ * added in warp order through red ([8][32][4] floats, shared): thread tid < 128 returns the
+ * sum of element tid & 3 of lane tid >> 2 (frag_store's element), the others 0. */
+__device__ __forceinline__ float frag_warp_sum(float *red, const float (&acc)[4]) {
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < 4; i++) red[tid * 4 + i] = acc[i];
+    __syncthreads();
+    float v = 0.f;
+    if (tid < 128)
+#pragma unroll
+        for (int w = 0; w < 8; w++) v += red[(w * 32 + (tid >> 2)) * 4 + (tid & 3)];
+    return v;
+}
+/* thread tid < 128's element of the tile's [M][N] output (rows n0 .. n0 + 15) */
+template <typename OutT> __device__ __forceinline__ void frag_store(OutT *y, int M, int N, int n0, float v) {
+    const int ln = threadIdx.x >> 2, i = threadIdx.x & 3;
+    const int row = n0 + (ln >> 2) + (i >= 2 ? 8 : 0), m = 2 * (ln & 3) + (i & 1);
+    if (threadIdx.x < 128 && row < N && m < M) store(y + (size_t)m * N + row, v);
 }
 
 /* gridDim.y > 1: that many blocks split K for one 16-row tile; each leaves its partial tile
@@ -206,14 +227,7 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
         }
     }
     if (!waited) pdl_wait();
-#pragma unroll
-    for (int i = 0; i < 4; i++) red[warp][lane][i] = acc[i];
-    __syncthreads();
-    float v = 0.f;
-    if (tid < 128) {
-#pragma unroll
-        for (int w = 0; w < MW; w++) v += red[w][tid >> 2][tid & 3];
-    }
+    float v = frag_warp_sum(&red[0][0][0], acc);
     if (ks > 1) {
         if (tid < 128) ws[((size_t)split * gridDim.x + blockIdx.x) * 128 + tid] = v;
         if (!arrived_last(&cnt[blockIdx.x], ks)) return;
@@ -223,12 +237,7 @@ __global__ void __launch_bounds__(MW * 32) gemv_mma_kernel(const __nv_bfloat16 *
         }
         if (tid == 0) cnt[blockIdx.x] = 0;
     }
-    if (tid < 128) {
-        const int ln = tid >> 2, i = tid & 3;
-        /* C fragment: i = 0, 1: row g, tokens 2t, 2t+1; i = 2, 3: row g + 8 */
-        const int row = n0 + (ln >> 2) + (i >= 2 ? 8 : 0), m = 2 * (ln & 3) + (i & 1);
-        if (row < N && m < M) store(y + (size_t)m * N + row, v);
-    }
+    frag_store(y, M, N, n0, v);
 }
 
 size_t cnt_bytes(int sms) { return ((size_t)3 * sms * sizeof(int) + 15) / 16 * 16; }
@@ -558,6 +567,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
 constexpr int KS_W = 16 * TBK * 2, KS_X = 8 * TBK * 2;         /* one warp's boxes: 2 KiB, 1 KiB */
 constexpr int KS_STAGE = TW * (KS_W + KS_X), KS_K = TW * TBK; /* 24 KiB and 512 k a stage */
 static_assert(TST * KS_STAGE + 1024 + TST * 8 <= T_SMEM, "k-sliced ring fits the tile kernel's shared memory");
+static_assert(TW == 8, "frag_warp_sum adds 8 warps' fragments");
 
 template <typename OutT>
 __global__ void __launch_bounds__(TW * 32, 2)
@@ -616,19 +626,8 @@ __global__ void __launch_bounds__(TW * 32, 2)
             tma_x(i % TST, i + TST);
         }
     }
-    /* the warps' fragments (rows g, g + 8; tokens 2 t, 2 t + 1), added in warp order */
-    float *red = reinterpret_cast<float *>(tsm + (sb - smem_u32(tsm))); /* the ring: every stage landed and was read */
-#pragma unroll
-    for (int i = 0; i < 4; ++i) red[(warp * 32 + lane) * 4 + i] = acc[i];
-    __syncthreads();
-    if (tid < 128) {
-        float v = 0.f;
-#pragma unroll
-        for (int w = 0; w < TW; ++w) v += red[(w * 32 + (tid >> 2)) * 4 + (tid & 3)];
-        const int ln = tid >> 2, i = tid & 3;
-        const int row = n0 + (ln >> 2) + (i >= 2 ? 8 : 0), m = 2 * (ln & 3) + (i & 1);
-        if (row < N && m < M) store(y + (size_t)m * N + row, v);
-    }
+    /* the warps' fragments added in warp order through the ring (every stage landed and was read) */
+    frag_store(y, M, N, n0, frag_warp_sum(reinterpret_cast<float *>(tsm + (sb - smem_u32(tsm))), acc));
 }
 
 /* Whether the k-sliced kernel takes a tile-kernel shape: a shape the tile kernel would split
@@ -697,8 +696,10 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
     if constexpr (sizeof(OutT) != 8) /* not the greedy head */
         if (!parts && kslice_takes(M, N, K, ws)) {
             bool taken = false;
-            const cudaError_t e = launch_kslice(W, x, M, N, K, y, ws->pdl, s, &taken);
-            if (taken || e != cudaSuccess) return e != cudaSuccess ? e : cudaGetLastError();
+            cudaError_t e = launch_kslice(W, x, M, N, K, y, ws->pdl, s, &taken);
+            if (e == cudaSuccess && taken) e = cudaGetLastError();
+            if (e == cudaSuccess && taken && ws->kslice_runs) ++*ws->kslice_runs;
+            if (taken || e != cudaSuccess) return e;
         }
     int ks = pl_cuda_gemv_tile_splits(N, K, M, ws);
     if (ks > 1 && (!ws || ws->bytes < pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, ws))) return cudaErrorInvalidValue;

@@ -32,6 +32,7 @@ typedef struct pl_cuda_gemv_ws {
     int tile_ctas_per_sm, tile_max_splits, tile_min_ktiles;
     int tile_copy; /* tile kernel's stage copies: 0 default (TMA boxes), 1 cp.async, 2 TMA */
     int kslice;    /* split tile shapes of 6-8 rows (0, AUTO) or 2-8 (2) take 16-row k-sliced tiles; 1 never */
+    long *kslice_runs; /* NULL, or a counter the host adds one to at each k-sliced launch (a test hook's) */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
 int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws); /* tile kernel, m rows */
