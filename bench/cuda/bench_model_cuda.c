@@ -14,7 +14,9 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab]
- *                         [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ * --attn-splits N, --kslice N, --attn-warps N: the decode attention's context splits (0: heuristic),
+ * the k-sliced tile knob (pl_cuda_backend_kslice) and the attention's CTA width for the whole run, e.g. to compare settings in separate processes
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -202,6 +204,7 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "", *diag_path = NULL;
+    int set_splits = -1, set_kslice = -1, set_warps = -1; /* --attn-splits N, --kslice N, --attn-warps N: the whole run */
     int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
@@ -220,6 +223,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--rope-ab")) rope_ab = 1;
         else if (!strcmp(argv[i], "--parts-ab")) parts_ab = 1;
         else if (!strcmp(argv[i], "--kslice-ab")) kslice_ab = 1;
+        else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--attn-splits") && i + 1 < argc) set_splits = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--attn-warps") && i + 1 < argc) set_warps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-max-ab") && i + 1 < argc) tile_max_n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-warps-ab")) warps_ab = 1;
         else if (!strcmp(argv[i], "--gemv-mode") && i + 1 < argc) gemv_mode = atoi(argv[++i]); /* the serving step's skinny GEMMs */
@@ -262,6 +268,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     double load_s = pl_now_seconds() - t0;
+    if (set_splits > 0) pl_cuda_backend_attn_splits(m->bctx, set_splits);
+    if (set_kslice > 0) pl_cuda_backend_kslice(m->bctx, set_kslice);
+    if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;
     /* GEMM rate at the prefill chunk's own shape (the gate_up projection) */
@@ -361,7 +370,7 @@ int main(int argc, char **argv) {
                 printf("attention split sweep: batch %d, splits %d%s: step %.3f ms\n", B, asw[cfg], asw[cfg] ? "" : " (heuristic)",
                        med * 1e3);
         }
-        pl_cuda_backend_attn_splits(m->bctx, 0);
+        pl_cuda_backend_attn_splits(m->bctx, set_splits > 0 ? set_splits : 0);
         /* --tile-copy-ab: the tile GEMM's stages by cp.async or TMA boxes, in the default step
          * and with the tile kernel only up to 32 rows (cuBLAS past), three interleaved rounds */
         for (int round = 0; round < 3 && copy_ab && !rc; round++)
@@ -447,7 +456,7 @@ int main(int argc, char **argv) {
             if (kslice_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, kslice_mode, 1, "kslice",
                           kslice_names);
-            pl_cuda_backend_kslice(m->bctx, 0);
+            pl_cuda_backend_kslice(m->bctx, set_kslice > 0 ? set_kslice : 0);
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)
