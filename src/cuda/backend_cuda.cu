@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1358,6 +1359,20 @@ int ensure_gemv_ws(pl_cuda_backend *b, int variant, int N, int K, char *err, siz
     return PL_OK;
 }
 
+/* Rows of a [*, row_bytes] array at x that lie inside x's allocation (0 when it is not ours):
+ * how far a GEMM's x boxes may read past its rows without leaving the allocation. */
+int readable_rows(const pl_cuda_backend *b, const void *x, size_t row_bytes) {
+    const char *c = static_cast<const char *>(x);
+    for (int i = 0; i < b->num_recs; i++) {
+        const char *p = static_cast<const char *>(b->recs[i].p);
+        if (c >= p && c < p + b->recs[i].bytes) {
+            const size_t r = (size_t)(p + b->recs[i].bytes - c) / row_bytes;
+            return r > INT_MAX ? INT_MAX : (int)r;
+        }
+    }
+    return 0;
+}
+
 int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
@@ -1394,12 +1409,17 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     const int variant = gemv_variant(b, rows, w, x, dst);
     if (variant) {
         if (int rc = ensure_gemv_ws(b, variant, N, K, err, err_len)) return rc;
+        /* the k-sliced tiles read x in 8-row boxes: rows past ours inside x's allocation (the
+         * forward pass's buffers hold 16 or more) keep every box row in range */
+        b->gemv_ws.x_rows = variant == PL_CUDA_GEMV_TILE && b->act == PL_BF16 && rows < 8 ? readable_rows(b, x, (size_t)K * 2) : 0;
         if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && b->parts_norm == 0 && rows >= 2 && rows <= 16 &&
             pl_cuda_gemv_tile_splits(N, K, rows, &b->gemv_ws) > 1 && !pl_cuda_gemv_kslice(rows, N, K, &b->gemv_ws)) {
             b->mm = mm_pending{w->d, x, dst, rows, N, K, 1}; /* op_add_rmsnorm may take its partials */
+            b->gemv_ws.x_rows = 0;
             return PL_OK;
         }
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &b->gemv_ws, b->stream);
+        b->gemv_ws.x_rows = 0;
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
                            cudaGetErrorString(static_cast<cudaError_t>(ge)));

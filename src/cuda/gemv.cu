@@ -635,23 +635,25 @@ __global__ void __launch_bounds__(TW * 32, 2)
  * (the o and down projections of Qwen3-4B: 160 CTAs); ws->kslice 0 (AUTO) from 6 tokens,
  * 2 from 2 tokens, up to 8, 1 never. Measured in the decode step on the H200 (o and down,
  * k-sliced against split with the partials in the norm): batches 6-8 2-5% faster, batch 5
- * 1.5%, batch 4 3% and batch 2 6% slower. Not profiled why; the norm's partials grow with
- * the tokens, the k-sliced grid preloads fewer weights before its PDL wait (160 CTAs x 48
- * KiB, against 260). */
+ * 1.5%, batch 4 3% and batch 2 6% slower; but below 8 tokens the x boxes' rows past M were
+ * out of range, and such rows were slow: with x readable to 8 rows (ws->x_rows, the forward
+ * pass's buffers) batch 4 took 2.547-2.569 ms against 2.603-2.608 split and 2.630-2.669
+ * k-sliced with short boxes (twenty-fifth session, run 8), so AUTO starts at 2 tokens there. */
 bool kslice_takes(int M, int N, int K, const pl_cuda_gemv_ws *ws) {
-    if (!ws || ws->kslice == 1 || ws->tile_copy == 1 || M < (ws->kslice == 2 ? 2 : 6) || M > 8 || ws->sms <= 0) return false;
+    if (!ws || ws->kslice == 1 || ws->tile_copy == 1 || M < (ws->kslice == 2 || ws->x_rows >= 8 ? 2 : 6) || M > 8 || ws->sms <= 0)
+        return false;
     const int tiles = (N + 15) / 16;
     return pl_cuda_gemv_tile_splits(N, K, M, ws) > 1 && 2 * tiles >= ws->sms && tiles <= 2 * ws->sms;
 }
 
 template <typename OutT>
-cudaError_t launch_kslice(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int pdl, cudaStream_t s,
-                          bool *taken) {
+cudaError_t launch_kslice(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int pdl, int x_rows,
+                          cudaStream_t s, bool *taken) {
     CUtensorMap tw, tx;
     memset(&tw, 0, sizeof tw);
     memset(&tx, 0, sizeof tx);
     *taken = pl_cuda_tmap_2d_bf16(&tw, W, (uint64_t)K, (uint64_t)N, (uint64_t)K * 2, TBK, 16) &&
-             pl_cuda_tmap_2d_bf16(&tx, x, (uint64_t)K, (uint64_t)M, (uint64_t)K * 2, TBK, 8);
+             pl_cuda_tmap_2d_bf16(&tx, x, (uint64_t)K, (uint64_t)(x_rows > M ? (x_rows < 8 ? x_rows : 8) : M), (uint64_t)K * 2, TBK, 8);
     if (!*taken) return cudaSuccess; /* no tensor maps: the tile kernel's cp.async path */
     cudaError_t e = cudaFuncSetAttribute(gemm_kslice_kernel<OutT>, cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM);
     if (e != cudaSuccess) return e;
@@ -696,7 +698,7 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
     if constexpr (sizeof(OutT) != 8) /* not the greedy head */
         if (!parts && kslice_takes(M, N, K, ws)) {
             bool taken = false;
-            cudaError_t e = launch_kslice(W, x, M, N, K, y, ws->pdl, s, &taken);
+            cudaError_t e = launch_kslice(W, x, M, N, K, y, ws->pdl, ws->x_rows, s, &taken);
             if (e == cudaSuccess && taken) e = cudaGetLastError();
             if (e == cudaSuccess && taken && ws->kslice_runs) ++*ws->kslice_runs;
             if (taken || e != cudaSuccess) return e;

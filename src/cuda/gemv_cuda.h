@@ -31,8 +31,10 @@ typedef struct pl_cuda_gemv_ws {
      * 64-k tiles per split (4) */
     int tile_ctas_per_sm, tile_max_splits, tile_min_ktiles;
     int tile_copy; /* tile kernel's stage copies: 0 default (TMA boxes), 1 cp.async, 2 TMA */
-    int kslice;    /* split tile shapes of 6-8 rows (0, AUTO) or 2-8 (2) take 16-row k-sliced tiles; 1 never */
+    int kslice;    /* split tile shapes of 6-8 rows (0, AUTO; 2-8 where x_rows >= 8) or 2-8 (2) take 16-row k-sliced tiles; 1 never */
     long *kslice_runs; /* NULL, or a counter the host adds one to at each k-sliced launch (a test hook's) */
+    int x_rows;        /* rows of x that may be read, at least the call's M (0: M); the k-sliced tiles' 8-row x
+                          boxes then read up to 8 of them, since out-of-range box rows were measured slow */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
 int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws); /* tile kernel, m rows */
