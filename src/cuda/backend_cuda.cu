@@ -45,6 +45,14 @@ struct alloc_rec {
     size_t bytes;
 };
 
+/* the record among n whose bytes hold address a, or NULL */
+const alloc_rec *rec_holding(const alloc_rec *recs, int n, const void *a) {
+    const char *c = static_cast<const char *>(a);
+    for (int i = 0; i < n; i++)
+        if (c >= static_cast<const char *>(recs[i].p) && c < static_cast<const char *>(recs[i].p) + recs[i].bytes) return &recs[i];
+    return nullptr;
+}
+
 /* K/V appends not yet launched: consecutive chunks (rows of one activation buffer, one pool)
  * go out as one pl_kv_append_cuda launch (or with a pending rope, rope_pending) before the
  * next op that may read them. */
@@ -1362,15 +1370,10 @@ int ensure_gemv_ws(pl_cuda_backend *b, int variant, int N, int K, char *err, siz
 /* Rows of a [*, row_bytes] array at x that lie inside x's allocation (0 when it is not ours):
  * how far a GEMM's x boxes may read past its rows without leaving the allocation. */
 int readable_rows(const pl_cuda_backend *b, const void *x, size_t row_bytes) {
-    const char *c = static_cast<const char *>(x);
-    for (int i = 0; i < b->num_recs; i++) {
-        const char *p = static_cast<const char *>(b->recs[i].p);
-        if (c >= p && c < p + b->recs[i].bytes) {
-            const size_t r = (size_t)(p + b->recs[i].bytes - c) / row_bytes;
-            return r > INT_MAX ? INT_MAX : (int)r;
-        }
-    }
-    return 0;
+    const alloc_rec *r = rec_holding(b->recs, b->num_recs, x);
+    if (!r) return 0;
+    const size_t rows = (size_t)(static_cast<const char *>(r->p) + r->bytes - static_cast<const char *>(x)) / row_bytes;
+    return rows > INT_MAX ? INT_MAX : (int)rows;
 }
 
 int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
@@ -1701,14 +1704,7 @@ int op_kv_append(void *ctx, pl_seq_cache *cache, const pl_kv_chunk *ch, char *er
  * the K/V appends of a step (its newest tokens) and by copies (stream-ordered memcpys, never
  * overlapped by a kernel), so the decode attention may read their older keys before waiting
  * for the kernel before it; staged dense buffers of the other KV modes are not pools. */
-bool in_kv_storage(const pl_cuda_backend *b, const void *p) {
-    const char *c = static_cast<const char *>(p);
-    for (int i = 0; i < b->num_kv_recs; i++) {
-        const char *s0 = static_cast<const char *>(b->kv_recs[i].p);
-        if (c >= s0 && c < s0 + b->kv_recs[i].bytes) return true;
-    }
-    return false;
-}
+bool in_kv_storage(const pl_cuda_backend *b, const void *p) { return rec_holding(b->kv_recs, b->num_kv_recs, p) != nullptr; }
 
 /* Whether a decode attention over every row of the pending rope (query_len 1), on the pools
  * its pending appends write, takes them over (pl_cuda_attn_rope): one kernel fewer per layer.
