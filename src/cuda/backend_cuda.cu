@@ -2235,8 +2235,11 @@ void pl_cuda_backend_kslice(pl_cuda_backend *b, int mode) {
     if (b) b->gemv_ws.kslice = mode == 1 || mode == 2 ? mode : 0;
 }
 long pl_cuda_backend_kslice_launches(const pl_cuda_backend *b) { return b ? b->kslice_launches : 0; }
-int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int k) {
-    return b && b->act == PL_BF16 && rows <= PL_CUDA_GEMV_TILE_MAX_M && pl_cuda_gemv_kslice(rows, n, k, &b->gemv_ws);
+int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int k, int x_rows) {
+    if (!b || b->act != PL_BF16 || rows > PL_CUDA_GEMV_TILE_MAX_M) return 0;
+    pl_cuda_gemv_ws ws = b->gemv_ws;
+    ws.x_rows = rows < 8 ? x_rows : 0; /* as op_matmul sets it */
+    return pl_cuda_gemv_kslice(rows, n, k, &ws);
 }
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode) {
     if (b) b->parts_norm = mode == 1 ? 1 : 0;

@@ -82,16 +82,18 @@ void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode);
  * partials to the residual add + RMSNorm after it (0 AUTO, the default: when that op follows),
  * or adds them itself (1). The results are the same bits. */
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode);
-/* Test and benchmark hook: GEMMs of 6-8 rows (0 AUTO, the default) or 2-8 rows (2) that the
- * tile kernel would split over K take 16-row k-sliced tiles over all of K instead, no
- * partials; 1: the tile kernel always. */
+/* Test and benchmark hook: GEMMs of 2-8 rows that the tile kernel would split over K take
+ * 16-row k-sliced tiles over all of K instead, no partials: 0 AUTO (the default) from 2 rows
+ * where x's allocation holds 8 rows (the forward pass's buffers), else from 6; 2 from 2 rows
+ * always; 1 never (the tile kernel). */
 void pl_cuda_backend_kslice(pl_cuda_backend *b, int mode);
 /* Test hook: k-sliced GEMM kernels launched so far, counted where the kernel is launched
  * (eager and captured; a replay launches nothing). */
 long pl_cuda_backend_kslice_launches(const pl_cuda_backend *b);
 /* Test hook: whether a bf16 [rows x k] x [n x k]^T GEMM on the tile kernel takes k-sliced tiles
- * with the backend's current knobs (it depends on the device's SM count). */
-int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int k);
+ * with the backend's current knobs, x's allocation holding x_rows rows (it depends on the
+ * device's SM count). */
+int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int k, int x_rows);
 /* Test hook: how many held GEMMs' partials the add + RMSNorm after them took (launches, eager
  * and captured; a replay launches nothing). */
 long pl_cuda_backend_parts_fused(const pl_cuda_backend *b);
