@@ -24,7 +24,7 @@
  * Not part of the build. On a GPU machine (after building libpagellm.a in build-gpu):
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda bench/cuda/exp_l2_stream.cu \
  *        build-gpu/libpagellm.a -lcuda -o exp_l2_stream
- *   ./exp_l2_stream [M] [rounds]
+ *   ./exp_l2_stream [M] [rounds] [tile CTAs per SM]
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(32) streamer(const target *tg, int nt, int s0,
 
 int main(int argc, char **argv) {
     setvbuf(stdout, nullptr, _IONBF, 0);
-    const int M = argc > 1 ? atoi(argv[1]) : 64;
+    const int M = argc > 1 ? atoi(argv[1]) : 64, per_sm = argc > 3 ? atoi(argv[3]) : 0;
     if (M <= 8 || M > 64) {
         fprintf(stderr, "M: %d, want 9..64 (the tile kernel's K splits)\n", M);
         return 2;
@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
         memset(&ws[kd], 0, sizeof ws[kd]);
         ws[kd].sms = sms;
         ws[kd].pdl = 1;
+        ws[kd].tile_ctas_per_sm = per_sm; /* 0: the default (2 up to 16 rows, 1 past) */
         ws[kd].bytes = pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, N, K, &ws[kd]);
         if (ws[kd].bytes) {
             CK(cudaMalloc(&ws[kd].ptr, ws[kd].bytes));
