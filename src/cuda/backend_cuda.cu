@@ -1376,6 +1376,16 @@ int readable_rows(const pl_cuda_backend *b, const void *x, size_t row_bytes) {
     return rows > INT_MAX ? INT_MAX : (int)rows;
 }
 
+/* The GEMM knobs for one call of `rows` rows whose x allocation holds x_rows rows: the k-sliced
+ * tiles read bf16 x in 8-row boxes, so below 8 rows they may read up to x_rows of it (the
+ * forward pass's buffers hold 16 or more) and keep every box row in range. A copy per call, so
+ * no call's x leaves its rows in the backend's knobs. */
+pl_cuda_gemv_ws gemv_ws_for(const pl_cuda_backend *b, int rows, int x_rows) {
+    pl_cuda_gemv_ws ws = b->gemv_ws;
+    ws.x_rows = b->act == PL_BF16 && rows < 8 ? x_rows : 0;
+    return ws;
+}
+
 int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
@@ -1412,17 +1422,13 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     const int variant = gemv_variant(b, rows, w, x, dst);
     if (variant) {
         if (int rc = ensure_gemv_ws(b, variant, N, K, err, err_len)) return rc;
-        /* the k-sliced tiles read x in 8-row boxes: rows past ours inside x's allocation (the
-         * forward pass's buffers hold 16 or more) keep every box row in range */
-        b->gemv_ws.x_rows = variant == PL_CUDA_GEMV_TILE && b->act == PL_BF16 && rows < 8 ? readable_rows(b, x, (size_t)K * 2) : 0;
+        const pl_cuda_gemv_ws ws = gemv_ws_for(b, rows, variant == PL_CUDA_GEMV_TILE ? readable_rows(b, x, (size_t)K * 2) : 0);
         if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && b->parts_norm == 0 && rows >= 2 && rows <= 16 &&
-            pl_cuda_gemv_tile_splits(N, K, rows, &b->gemv_ws) > 1 && !pl_cuda_gemv_kslice(rows, N, K, &b->gemv_ws)) {
+            pl_cuda_gemv_tile_splits(N, K, rows, &ws) > 1 && !pl_cuda_gemv_kslice(rows, N, K, &ws)) {
             b->mm = mm_pending{w->d, x, dst, rows, N, K, 1}; /* op_add_rmsnorm may take its partials */
-            b->gemv_ws.x_rows = 0;
             return PL_OK;
         }
-        const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &b->gemv_ws, b->stream);
-        b->gemv_ws.x_rows = 0;
+        const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
                            cudaGetErrorString(static_cast<cudaError_t>(ge)));
@@ -2237,8 +2243,7 @@ void pl_cuda_backend_kslice(pl_cuda_backend *b, int mode) {
 long pl_cuda_backend_kslice_launches(const pl_cuda_backend *b) { return b ? b->kslice_launches : 0; }
 int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int k, int x_rows) {
     if (!b || b->act != PL_BF16 || rows > PL_CUDA_GEMV_TILE_MAX_M) return 0;
-    pl_cuda_gemv_ws ws = b->gemv_ws;
-    ws.x_rows = rows < 8 ? x_rows : 0; /* as op_matmul sets it */
+    const pl_cuda_gemv_ws ws = gemv_ws_for(b, rows, x_rows); /* as op_matmul */
     return pl_cuda_gemv_kslice(rows, n, k, &ws);
 }
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode) {
