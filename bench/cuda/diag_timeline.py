@@ -4,7 +4,8 @@ every instrumented kernel in a serving step) and prints, per batch, where the st
 each launch's span from the previous launch's last exit to its own (these add up to the step
 from the first CTA's entry to the last exit), summed per kernel kind, with the projections'
 bytes over that span; one layer's launches CTA by CTA (entries, PDL waits, first stage, exits);
-and the exits of each projection's CTAs (how long its tail is).
+the exits of each projection's CTAs (how long its tail is); and where each launch's CTAs ran
+(how many SMs, how many of them held two or more CTAs of the launch, and how long those ran).
 
 usage: diag_timeline.py FILE[.gz] [--step N] [--layer L] [--copy GBPS]
 
@@ -40,6 +41,14 @@ def gemm_name(n, k, hidden):
 def pct(v, q):
     v = sorted(v)
     return v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]
+
+
+def per_launch(launches, names):
+    """for each name with launches: (name, its launches, [(launch, its CTAs, the first PDL wait or entry)])"""
+    for name in names:
+        Ls = [L for L in launches if L["name"] == name]
+        if Ls:
+            yield name, Ls, [(L, L["ctas"], L["wait0"] if L["wait0"] is not None else L["entry0"]) for L in Ls]
 
 
 def main():
@@ -125,14 +134,9 @@ def main():
         print("\nprojections over the layers (means, us): from the wait released (first CTA past it) to the exits")
         print(f"{'gemm':<9}{'CTAs':>6}{'wait->p50 exit':>15}{'->p90':>7}{'->last':>8}{'CTA run p50':>12}{'run max':>8}"
               f"{'late CTAs':>10}{'bytes us':>9}")
-        for name in ("qkv", "o", "gate_up", "down", "lm_head"):
-            Ls = [L for L in launches if L["name"] == name]
-            if not Ls:
-                continue
+        for name, Ls, each in per_launch(launches, ("qkv", "o", "gate_up", "down", "lm_head")):
             a = defaultdict(float)
-            for L in Ls:
-                cs = L["ctas"]
-                w0 = L["wait0"] if L["wait0"] is not None else L["entry0"]
+            for L, cs, w0 in each:
                 ex = [r["tx"] for r in cs]
                 run = [r["tx"] - max(r["te"], w0) for r in cs]
                 a["p50"] += pct(ex, .5) - w0
@@ -145,6 +149,26 @@ def main():
             bt = Ls[0]["bytes"] / (copy * 1e3)
             print(f"{name:<9}{Ls[0]['n']:>6}{a['p50'] / n:>15.2f}{a['p90'] / n:>7.2f}{a['last'] / n:>8.2f}{a['run50'] / n:>12.2f}"
                   f"{a['runmax'] / n:>8.2f}{a['late'] / n:>10.1f}{bt:>9.2f}")
+        # where each launch's CTAs ran: a CTA shares its SM when another CTA of the same launch
+        # ran there too; its run is from the later of its entry and the first PDL wait to its exit
+        print("\nplacement over the layers (means): SMs a launch's CTAs ran on, SMs with two or more of them,"
+              "\nand the slowest run (us) of a CTA alone on its SM and of one sharing it")
+        print(f"{'launch':<11}{'CTAs':>6}{'SMs':>7}{'shared':>8}{'alone max':>11}{'shared max':>12}{'wait->last':>12}")
+        for name, Ls, each in per_launch(launches, ("qkv", "attention", "o", "gate_up", "down")):
+            a = defaultdict(float)
+            for L, cs, w0 in each:
+                per_sm = defaultdict(int)
+                for r in cs:
+                    per_sm[r["sm"]] += 1
+                run = [(r["tx"] - max(r["te"], w0), per_sm[r["sm"]] > 1) for r in cs]
+                a["sms"] += len(per_sm)
+                a["shared"] += sum(1 for v in per_sm.values() if v > 1)
+                a["alone"] += max([d for d, sh in run if not sh], default=0.0)
+                a["sharedmax"] += max([d for d, sh in run if sh], default=0.0)
+                a["span"] += max(r["tx"] for r in cs) - w0
+            n = len(Ls)
+            print(f"{name:<11}{Ls[0]['n']:>6}{a['sms'] / n:>7.1f}{a['shared'] / n:>8.1f}{a['alone'] / n:>11.2f}"
+                  f"{a['sharedmax'] / n:>12.2f}{a['span'] / n:>12.2f}")
 
 
 if __name__ == "__main__":

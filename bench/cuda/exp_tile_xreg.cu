@@ -10,7 +10,8 @@
  *   ref    the backend's kernel (pl_cuda_gemv_bf16, PL_CUDA_GEMV_TILE);
  *   wx<S>  the same structure re-written here with S stages of weights + x (S = 4 is the
  *          backend's; 5-8 no longer leave room for a second such CTA per SM);
- *   xr<S>  one warpgroup, x in registers (wgmma with A = 64 token rows from registers,
+ *   xr<S>  (removed in the twenty-eighth session for xd below; in git history up to ccb8582)
+ *          one warpgroup, x in registers (wgmma with A = 64 token rows from registers,
  *          B = 128 weight rows from shared memory), a ring of S weight-only stages: 6 stages
  *          still fit in 97 KiB, so 80 KiB of weights are in flight beside a second CTA;
  *   mixes  deeper rings for the long projections (qkv, gate_up) only, the backend's (or wx4)
@@ -31,10 +32,15 @@
  * down made the layer chain 11.6% faster; in the step one CTA per SM past 16 rows won 2.6-3.7%
  * and became the default. At 48-64 and at 16 rows and below nothing beat the default.
  *
+ * --xd and --mix (twenty-eighth session, runs 4-5): x in registers loaded 3-4 stages ahead
+ * (xd_kernel, weight-only rings of 5-7 stages) is still about twice as slow, outputs bitwise
+ * the backend's; 5-stage rings for o and down only (mix F, G), beside 4-stage qkv and gate_up,
+ * lose 21% in the layer chain with or without the largest carveout.
+ *
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
  *       bench/cuda/exp_tile_xreg.cu build-gpu/libpagellm.a -o exp_tile_xreg
- *   ./exp_tile_xreg [--splits]
+ *   ./exp_tile_xreg [--splits | --xd | --mix]
  */
 #include <cooperative_groups.h>
 #include <cuda.h>
@@ -137,64 +143,21 @@ __device__ __forceinline__ void load_xa(uint32_t (&r)[4][4], const __nv_bfloat16
     }
 }
 
-template <int S>
-__global__ void __launch_bounds__(128) xr_kernel(const __nv_bfloat16 *__restrict__ x, int M, int N, int K, __nv_bfloat16 *__restrict__ y,
-                                                 const __grid_constant__ CUtensorMap tw) {
-#ifdef PL_HAVE_WGMMA
-    pdl_trigger();
-    extern __shared__ __align__(128) unsigned char sm[];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, ks = gridDim.y, n0 = blockIdx.x * TBM;
-    int kt0, nkt;
-    split_range(K, kt0, nkt);
-    const uint32_t sb = (smem_u32(sm) + 1023u) & ~1023u, bars = sb + S * WBYTES;
-    ring_init(bars, S, &tw, nullptr);
-    auto tma_w = [&](int st, int kt) {
-        mbar_expect_tx(bars + st * 8, WBYTES);
-        tma_load_2d(sb + st * WBYTES, &tw, kt * TBK, n0, bars + st * 8);
-    };
-    if (tid == 0)
-        for (int j = 0; j < S - 1; ++j)
-            if (j < nkt) tma_w(j, kt0 + j);
-    pdl_wait();
-    uint32_t xa[4][4], xb[4][4];
-    load_xa(xa, x, M, K, kt0, warp, lane);
-    if (nkt > 1) load_xa(xb, x, M, K, kt0 + 1, warp, lane);
-    float acc[16][4];
-#pragma unroll
-    for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
-    auto step = [&](int i, const uint32_t(&xr)[4][4]) {
-        mbar_wait(bars + (i % S) * 8, (unsigned)(i / S) & 1u);
-        __syncthreads(); /* every warp is done with stage i - 1 before it is refilled */
-        if (tid == 0 && i + S - 1 < nkt) tma_w((i + S - 1) % S, kt0 + i + S - 1);
-        const uint64_t db = wgmma_desc_sw128(sb + (i % S) * WBYTES);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) wgmma_rs_n128(acc, xr[kk], db + 2 * kk);
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_fence_operands(acc);
-    };
-    for (int i = 0; i < nkt; i += 2) {
-        step(i, xa);
-        if (i + 2 < nkt) load_xa(xa, x, M, K, kt0 + i + 2, warp, lane);
-        if (i + 1 < nkt) {
-            step(i + 1, xb);
-            if (i + 3 < nkt) load_xa(xb, x, M, K, kt0 + i + 3, warp, lane);
-        }
-    }
-    const int g = lane >> 2, t = lane & 3;
-    auto store = [&](int j, float4 v) { /* fragment j: tokens 16w + g (+8), weight rows 8j + 2t (+1) */
+/* the end of the x-in-registers kernels: fragment j holds tokens 16w + g (+8) and weight rows
+ * 8j + 2t (+1); the K splits of a tile add in their cluster through `ring` */
+__device__ __forceinline__ void xreg_store(const float (&acc)[16][4], __nv_bfloat16 *y, int M, int N, int n0, float4 *ring) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3, ks = gridDim.y;
+    auto store = [&](int j, float4 v) {
         const int row = n0 + 8 * j + 2 * t, tok = warp * 16 + g;
         st_out(y, M, N, tok, row, v.x), st_out(y, M, N, tok, row + 1, v.y);
         st_out(y, M, N, tok + 8, row, v.z), st_out(y, M, N, tok + 8, row + 1, v.w);
     };
     if (ks > 1) {
-        cluster_sum(acc, reinterpret_cast<float4 *>(sm + (sb - smem_u32(sm))), ks, store);
+        cluster_sum(acc, ring, ks, store);
         return;
     }
 #pragma unroll
     for (int j = 0; j < 16; ++j) store(j, make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]));
-#endif
 }
 
 /* the backend's TMA + wgmma tile kernel at 64 token rows, S stages of weights + x */
@@ -256,6 +219,63 @@ __global__ void __launch_bounds__(256) wx_kernel(int M, int N, int K, __nv_bfloa
 #endif
 }
 
+/* Twenty-eighth session: x in registers again, with its loads D stages ahead (the twelfth
+ * session's xr kernel loaded them one stage ahead and waited on L2 every stage), and the ring
+ * of S weight-only stages refilled as soon as a stage is computed (the backend's order), with
+ * the backend's L2 evict_first policy. A 97 KiB CTA (S = 6) keeps 80-96 KiB of weights in
+ * flight where the backend's 4 stages of weights + x keep 48-64. One warpgroup: m64n128k16
+ * with A = 64 token rows from registers, B = 128 weight rows from the ring. */
+template <int S, int D>
+__global__ void __launch_bounds__(128, 1) xd_kernel(const __nv_bfloat16 *__restrict__ x, int M, int N, int K, __nv_bfloat16 *__restrict__ y,
+                                                    const __grid_constant__ CUtensorMap tw) {
+#ifdef PL_HAVE_WGMMA
+    pdl_trigger();
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, n0 = blockIdx.x * TBM;
+    int kt0, nkt;
+    split_range(K, kt0, nkt);
+    const uint32_t sb = (smem_u32(sm) + 1023u) & ~1023u, bars = sb + S * WBYTES;
+    ring_init(bars, S, &tw, nullptr);
+    const uint64_t wpol = l2_evict_first();
+    auto tma_w = [&](int st, int kt) {
+        mbar_expect_tx(bars + st * 8, WBYTES);
+        tma_load_2d(sb + st * WBYTES, &tw, kt * TBK, n0, bars + st * 8, wpol);
+    };
+    if (tid == 0)
+        for (int j = 0; j < S - 1; ++j)
+            if (j < nkt) tma_w(j, kt0 + j);
+    pdl_wait();
+    if (tid == 0 && S - 1 < nkt) tma_w(S - 1, kt0 + S - 1);
+    uint32_t xr[D][4][4];
+#pragma unroll
+    for (int d = 0; d < D; ++d)
+        if (d < nkt) load_xa(xr[d], x, M, K, kt0 + d, warp, lane);
+    float acc[16][4];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    for (int i = 0; i < nkt; i += D) {
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+            const int ii = i + d;
+            if (ii < nkt) {
+                mbar_wait(bars + (ii % S) * 8, (unsigned)(ii / S) & 1u);
+                const uint64_t db = wgmma_desc_sw128(sb + (ii % S) * WBYTES);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) wgmma_rs_n128(acc, xr[d][kk], db + 2 * kk);
+                wgmma_commit();
+                wgmma_wait<0>();
+                wgmma_fence_operands(acc);
+                if (ii + D < nkt) load_xa(xr[d], x, M, K, kt0 + ii + D, warp, lane);
+                __syncthreads(); /* every warp is done with stage ii: refill its slot */
+                if (tid == 0 && ii + S < nkt) tma_w(ii % S, kt0 + ii + S);
+            }
+        }
+    }
+    xreg_store(acc, y, M, N, n0, reinterpret_cast<float4 *>(sm + (sb - smem_u32(sm))));
+#endif
+}
+
 struct gemm {
     const __nv_bfloat16 *w, *x;
     __nv_bfloat16 *y;
@@ -263,13 +283,16 @@ struct gemm {
     CUtensorMap tw, tx;
 };
 
-enum { V_REF, V_WX4, V_WX5, V_WX6, V_WX8, V_XR4, V_XR6, V_XR7, V_MIXA, V_MIXD, V_MIXE, V_REFPS, V_WX4C, V_MIXAC, V_MIXDC, V_MIXEC,
-       V_KQ3, V_KQ5, V_KOD8, V_KALL2, V_KOD4, V_KQ3OD4, V_KOD2, NV };
-const char *vname[NV] = {"ref (backend)", "wx4 (backend's, here)", "wx5", "wx6", "wx8", "xr4", "xr6", "xr7",
+enum { V_REF, V_WX4, V_WX5, V_WX6, V_WX8, V_MIXA, V_MIXD, V_MIXE, V_REFPS, V_WX4C, V_MIXAC, V_MIXDC, V_MIXEC,
+       V_KQ3, V_KQ5, V_KOD8, V_KALL2, V_KOD4, V_KQ3OD4, V_KOD2, V_XD64, V_XD54, V_XD63, V_XD74, V_MIXF, V_MIXFC, V_MIXG, V_MIXGC, NV };
+const char *vname[NV] = {"ref (backend)", "wx4 (backend's, here)", "wx5", "wx6", "wx8",
                          "mix: gu wx8, qkv wx6", "mix: gu wx5, qkv wx5", "mix: gu wx8, qkv wx5", "ref, device PreferShared",
                          "wx4, carveout max", "mix A, carveout max", "mix D, carveout max", "mix E, carveout max",
                          "ref, qkv 3 splits", "ref, qkv 2 CTAs/SM", "ref, o + down 2 CTAs/SM", "ref, 2 CTAs/SM for all",
-                         "ref, o + down <= 4 splits", "ref, qkv 3, o + down <= 4", "ref, o + down <= 2 splits"};
+                         "ref, o + down <= 4 splits", "ref, qkv 3, o + down <= 4", "ref, o + down <= 2 splits",
+                         "xd: 6 w stages, x 4 ahead", "xd: 5 w stages, x 4 ahead", "xd: 6 w stages, x 3 ahead",
+                         "xd: 7 w stages, x 4 ahead", "mix F: o + down wx5", "mix F, carveout max",
+                         "mix G: o + down wx5, rest wx4", "mix G, carveout max"};
 /* carve (the variants past V_REFPS): the kernel asks for the largest shared-memory carveout
  * (228 KiB), so a 121 KiB CTA leaves room for a 97 KiB one; mixes use wx4 for o and down there */
 template <typename K, typename... A>
@@ -284,7 +307,11 @@ void run_variant(int v, const gemm &g, int M, pl_cuda_gemv_ws *ws, cudaStream_t 
     /* mixes: deeper rings for the long projections (qkv, gate_up: K = hidden), the backend's
      * kernel for the short split ones (o, down) */
     const bool qkv = g.n == 6144, gu = g.n > 6144;
-    const bool carve = v > V_REFPS && v < V_KQ3;
+    const bool carve = (v > V_REFPS && v < V_KQ3) || v == V_MIXFC || v == V_MIXGC;
+    /* twenty-eighth session: deeper rings (121 KiB) only for the split o and down, so that
+     * every projection's CTA still fits beside the next one's (121 + 97 KiB) */
+    if (v == V_MIXF || v == V_MIXFC) v = !qkv && !gu ? V_WX5 : V_REF;
+    if (v == V_MIXG || v == V_MIXGC) v = !qkv && !gu ? V_WX5 : V_WX4;
     if (v == V_REFPS) v = V_REF;
     if (v == V_WX4C) v = V_WX4;
     if (v == V_MIXAC) v = gu ? V_WX8 : qkv ? V_WX6 : V_WX4;
@@ -293,7 +320,7 @@ void run_variant(int v, const gemm &g, int M, pl_cuda_gemv_ws *ws, cudaStream_t 
     if (v == V_MIXA) v = gu ? V_WX8 : qkv ? V_WX6 : V_REF;
     if (v == V_MIXD) v = gu || qkv ? V_WX5 : V_REF;
     if (v == V_MIXE) v = gu ? V_WX8 : qkv ? V_WX5 : V_REF;
-    if (v >= V_KQ3) { /* the backend's kernel with other K splits for some projections */
+    if (v >= V_KQ3 && v < V_XD64) { /* the backend's kernel with other K splits for some projections */
         pl_cuda_gemv_ws w2 = *ws;
         const bool od = !qkv && !gu;
         if ((v == V_KQ3 || v == V_KQ5 || v == V_KQ3OD4) && qkv) w2.tile_ctas_per_sm = 2, w2.tile_max_splits = v == V_KQ5 ? 0 : 3;
@@ -310,9 +337,10 @@ void run_variant(int v, const gemm &g, int M, pl_cuda_gemv_ws *ws, cudaStream_t 
     case V_WX5: launch(wx_kernel<5>, g, ks, 5 * (WBYTES + XBYTES) + 1024 + 64, 256, carve, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
     case V_WX6: launch(wx_kernel<6>, g, ks, 6 * (WBYTES + XBYTES) + 1024 + 64, 256, carve, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
     case V_WX8: launch(wx_kernel<8>, g, ks, 8 * (WBYTES + XBYTES) + 1024 + 64, 256, carve, s, M, g.n, g.k, g.y, g.tw, g.tx); break;
-    case V_XR4: launch(xr_kernel<4>, g, ks, 4 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
-    case V_XR6: launch(xr_kernel<6>, g, ks, 6 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
-    case V_XR7: launch(xr_kernel<7>, g, ks, 7 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
+    case V_XD64: launch(xd_kernel<6, 4>, g, ks, 6 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
+    case V_XD54: launch(xd_kernel<5, 4>, g, ks, 5 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
+    case V_XD63: launch(xd_kernel<6, 3>, g, ks, 6 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
+    case V_XD74: launch(xd_kernel<7, 4>, g, ks, 7 * WBYTES + 1024 + 64, 128, carve, s, g.x, M, g.n, g.k, g.y, g.tw); break;
     }
 }
 
@@ -322,6 +350,10 @@ int main(int argc, char **argv) {
     /* --splits: only the backend's kernel and its split variants (the other rows were measured
      * in the twelfth session's runs 1-3) */
     const bool only_splits = argc > 1 && !strcmp(argv[1], "--splits");
+    /* --xd: only the backend's kernel and the twenty-eighth session's xd variants, 64-32 rows */
+    const bool only_xd = argc > 1 && !strcmp(argv[1], "--xd");
+    /* --mix: only the backend's kernel and the twenty-eighth session's o + down mixes, 64-32 rows */
+    const bool only_mix = argc > 1 && !strcmp(argv[1], "--mix");
     cudaStream_t s;
     int sms = 0;
     const double copy = exp_start(&s, &sms);
@@ -396,8 +428,11 @@ int main(int argc, char **argv) {
         for (uint16_t b : hr) mref = fmaxf(mref, fabsf(tof(b)));
         bool skip[NV] = {};
         for (int v = 1; v < NV; v++) {
-            skip[v] = (v >= V_XR4 && v <= V_XR7) || (M <= 32 && v != V_REF && v != V_REFPS && v < V_KQ3) ||
-                      (only_splits && v != V_REF && v < V_KQ3);
+            skip[v] = (M <= 32 && v != V_REF && v != V_REFPS && v < V_KQ3) ||
+                      (only_splits && v != V_REF && v < V_KQ3) || (only_splits && v >= V_XD64) ||
+                      (only_xd && v != V_REF && (v < V_XD64 || v > V_XD74)) || (!only_xd && v >= V_XD64 && v <= V_XD74) ||
+                      (only_mix && v != V_REF && v < V_MIXF) || (!only_mix && v >= V_MIXF) ||
+                      (M <= 32 && v >= V_MIXF); /* the wx kernels' x map is 64 rows */
             if (skip[v]) continue;
             CK(cudaMemsetAsync(yout[0], 0xff, (size_t)64 * Q * 2, s));
             run_variant(v, G[0], M, &ws, s);
