@@ -1,0 +1,11 @@
+#!/bin/bash
+# session 28 run 9: bench/cuda/exp_persist64.cu (the 64-row projection chain as one persistent
+# kernel, bulk-reduce sums) with separate weight and x rings (10 + 4, 11 + 2, 9 + 6 slots in the
+# same 226 KiB), so more of the next GEMM's weights wait in shared memory at each boundary; twice.
+cd "$(dirname "$0")/../../../../.."
+export LD_LIBRARY_PATH=$PWD/.carry/cm/lib:/usr/local/cuda/lib64
+O=/tmp/o9; mkdir -p $O
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > $O/gpu.txt 2>&1
+for r in 0 1; do timeout 120 .carry/s28p/exp_persist64 > $O/p.$r.txt 2>&1; echo "rc $?"; done
+cat $O/p.0.txt; tail -8 $O/p.1.txt
+tar czf ${OUT:-/tmp}/r9.tgz -C $O .
