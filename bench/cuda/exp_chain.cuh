@@ -28,6 +28,24 @@ template <typename F> float graph_ms(cudaStream_t s, cudaEvent_t e0, cudaEvent_t
     return median(t);
 }
 
+/* the tile GEMM's knobs (PDL launches) and K-split scratch for the largest of count [N, K]
+ * shapes, at least min_bytes, zeroed */
+pl_cuda_gemv_ws chain_ws(int sms, const int (*nk)[2], int count, size_t min_bytes) {
+    pl_cuda_gemv_ws ws;
+    memset(&ws, 0, sizeof ws);
+    ws.sms = sms;
+    ws.pdl = 1;
+    size_t b = min_bytes;
+    for (int i = 0; i < count; i++) {
+        const size_t need = pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, nk[i][0], nk[i][1], &ws);
+        b = need > b ? need : b;
+    }
+    CK(cudaMalloc(&ws.ptr, b));
+    CK(cudaMemset(ws.ptr, 0, b));
+    ws.bytes = b;
+    return ws;
+}
+
 /* layers x W [N, K] (filled, distinct per layer), x [M, K], y [M, N], and the tile GEMM's
  * scratch (PDL launches) */
 struct gemm_layers {

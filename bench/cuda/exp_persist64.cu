@@ -53,6 +53,7 @@
 #include "cuda/ptx.cuh"
 #include "cuda/tma_cuda.h"
 #include "exp_util.cuh"
+#include "exp_chain.cuh"
 
 namespace {
 
@@ -311,19 +312,8 @@ int main() {
     CK(cudaMemcpy(dd, hd.data(), sizeof(gdesc) * G, cudaMemcpyHostToDevice));
     CK(cudaMalloc(&done, sizeof(int) * G));
     /* the reference: the backend's kernel per GEMM, PDL, in one graph */
-    pl_cuda_gemv_ws ws;
-    memset(&ws, 0, sizeof ws);
-    ws.sms = sms;
-    ws.pdl = 1;
-    size_t wsb = 0;
-    for (int p = 0; p < 4; p++) {
-        const size_t b = pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, shapes[p].n, shapes[p].k, &ws);
-        wsb = b > wsb ? b : wsb;
-    }
-    wsb = wsb < ((size_t)1 << 20) ? (size_t)1 << 20 : wsb;
-    CK(cudaMalloc(&ws.ptr, wsb));
-    CK(cudaMemset(ws.ptr, 0, wsb));
-    ws.bytes = wsb;
+    const int nk[4][2] = {{Q, H}, {H, A}, {2 * I, H}, {H, I}};
+    pl_cuda_gemv_ws ws = chain_ws(sms, nk, 4, (size_t)1 << 20);
     __nv_bfloat16 *yref[4];
     for (int p = 0; p < 4; p++) CK(cudaMalloc(&yref[p], (size_t)M * shapes[p].n * 2));
     auto ref_chain = [&]() {
@@ -371,15 +361,7 @@ int main() {
             }
         }
     }
-    cudaGraph_t gr;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    ref_chain();
-    CK(cudaStreamEndCapture(s, &gr));
-    CK(cudaGraphInstantiate(&ge, gr, 0));
-    std::vector<float> t;
-    for (int r = 0; r < 7; r++) t.push_back(time_runs(s, e0, e1, 1, [&] { CK(cudaGraphLaunch(ge, s)); }));
-    const float tref = median(t);
+    const float tref = graph_ms(s, e0, e1, ref_chain);
     const double ideal = wbytes / (copy * 1e9) * 1e3;
     printf("\n36 layers x 4 projections at %d rows, %.2f GB of weights; ideal at the copy rate %.3f ms\n", M, wbytes / 1e9, ideal);
     printf("%-28s %9s %9s %8s\n", "variant", "ms", "x ideal", "TB/s");

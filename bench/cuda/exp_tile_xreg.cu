@@ -57,6 +57,7 @@
 #include "cuda/ptx.cuh"
 #include "cuda/tma_cuda.h"
 #include "exp_util.cuh"
+#include "exp_chain.cuh"
 
 namespace {
 
@@ -378,19 +379,8 @@ int main(int argc, char **argv) {
     for (int p = 0; p < 4; p++) CK(cudaMalloc(&yout[p], (size_t)64 * shapes[p].n * 2));
     __nv_bfloat16 *yref;
     CK(cudaMalloc(&yref, (size_t)64 * Q * 2));
-    pl_cuda_gemv_ws ws;
-    memset(&ws, 0, sizeof ws);
-    ws.sms = sms;
-    ws.pdl = 1;
-    size_t wsb = 0;
-    for (int p = 0; p < 4; p++) {
-        size_t b = pl_cuda_gemv_ws_bytes(PL_CUDA_GEMV_TILE, shapes[p].n, shapes[p].k, &ws);
-        if (b > wsb) wsb = b;
-    }
-    wsb = wsb < ((size_t)64 << 20) ? (size_t)64 << 20 : wsb; /* room for the other split counts */
-    CK(cudaMalloc(&ws.ptr, wsb));
-    CK(cudaMemset(ws.ptr, 0, wsb));
-    ws.bytes = wsb;
+    const int nk[4][2] = {{Q, H}, {H, A}, {2 * I, H}, {H, I}};
+    pl_cuda_gemv_ws ws = chain_ws(sms, nk, 4, (size_t)64 << 20); /* room for the other split counts */
     CK(cudaStreamSynchronize(s));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
