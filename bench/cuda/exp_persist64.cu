@@ -29,10 +29,16 @@
  * in a graph of PDL launches, as exp_tile_xreg.cu times it. Check: the persistent kernel's f32
  * sums of layer 0's four GEMMs against the backend's bf16 outputs.
  *
- * Measured (PERF.md, twenty-eighth session, runs 6-9): the stream alone 0.95x of the ideal at
+ * persist_cl_kernel (clusters of CL): the ranks of a cluster split each piece by k and add
+ * their partials through distributed shared memory, rank r sending rows r 128 / CL ... as one
+ * bulk reduce; persist_async_kernel: the same (CL = 1: without clusters) with four reducer warps
+ * doing the sums from two staging tiles, so the MMA warps never wait for them.
+ *
+ * Measured (PERF.md, twenty-eighth session, runs 6-14): the stream alone 0.95x of the ideal at
  * the copy rate; with the waits 1.08x; with bulk-reduce sums and waits 1.39x, against 1.45x for
- * the backend's chain; red.v2 sums 1.46x; separate rings no better. The split sums' completion
- * between one GEMM and the next is what costs.
+ * the backend's chain; red.v2 sums 1.46x; separate rings no better; half / a quarter of the
+ * adds (diagnostics) 1.29-1.33x / 1.23-1.28x; cluster pairs 1.66-1.78x; reducer warps alone the
+ * same as inline. The sums cost by their volume through L2 under the weight stream.
  *
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
@@ -115,6 +121,36 @@ __device__ __forceinline__ void cursor_next(cursor &it, const gdesc *gd, int G, 
     }
 }
 
+/* the consumers' fragments into a [128][64] f32 staging tile (warp w: rows 16 w + g, + 8), the
+ * accumulators zeroed for the next piece */
+__device__ __forceinline__ void stage_frags(float *tile, float (&acc)[8][4], int warp, int lane) {
+    const int rr = warp * 16 + (lane >> 2), t4 = lane & 3;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        *reinterpret_cast<float2 *>(tile + rr * M + j * 8 + 2 * t4) = make_float2(acc[j][0], acc[j][1]);
+        *reinterpret_cast<float2 *>(tile + (rr + 8) * M + j * 8 + 2 * t4) = make_float2(acc[j][2], acc[j][3]);
+        acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    }
+}
+/* dst[0, bytes) += the f32 at shared address src, one bulk reduce in its own group */
+__device__ __forceinline__ void bulk_add(float *dst, uint32_t src, int bytes) {
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/* one 64-k stage into warpgroup wg's accumulators: weight rows 64 wg ... of the tile at w_s, the
+ * 64 token rows at x_s (both in the 128-byte swizzle) */
+__device__ __forceinline__ void mma_stage(float (&acc)[8][4], uint32_t w_s, uint32_t x_s, int wg) {
+#ifdef PL_HAVE_WGMMA
+    const uint64_t da = wgmma_desc_sw128(w_s + wg * 64 * 128), db = wgmma_desc_sw128(x_s);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < TBK / 16; ++kk) wgmma_bf16<64>(acc, da + 2 * kk, db + 2 * kk);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operands(acc);
+#endif
+}
+
 /* shared memory of a variant: XS = 0, S stages of weights + x; XS > 0, S weight slots and XS x
  * slots, each ring with its own barriers (so the weights of the next GEMM can fill more of it) */
 template <int S, int XS> __host__ __device__ constexpr int ring_bytes() { return XS ? S * WB + XS * XB : S * STG; }
@@ -130,7 +166,7 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
     const uint32_t xfull = SEP ? empty + S * 8 : full, xempty = xfull + NX * 8;
     auto wslot = [&](int j) { return sb + j * (SEP ? WB : STG); };
     auto xslot = [&](int j) { return SEP ? sb + S * WB + j * XB : sb + j * STG + WB; };
-    const uint32_t stage_out = sb + ring_bytes<S, XS>() + 1024; /* RED == 2: a piece's [128][64] f32 sums */
+    const uint32_t stage_out = sb + ring_bytes<S, XS>() + 1024; /* RED >= 2: a piece's [128][64] f32 sums */
     float *stage_out_p = reinterpret_cast<float *>(sm + (stage_out - smem_u32(sm)));
     if (tid == 0) {
         for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1), mbar_init(empty + j * 8, CONS);
@@ -188,13 +224,7 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
         for (int s = s0; s < s1; ++s) {
             mbar_wait(full + slot * 8, (unsigned)ph);
             if (SEP) mbar_wait(xfull + xs * 8, (unsigned)xph);
-            const uint64_t da = wgmma_desc_sw128(wslot(slot) + wg * 64 * 128), db = wgmma_desc_sw128(xslot(SEP ? xs : slot));
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < TBK / 16; ++kk) wgmma_bf16<64>(acc, da + 2 * kk, db + 2 * kk);
-            wgmma_commit();
-            wgmma_wait<0>();
-            wgmma_fence_operands(acc);
+            mma_stage(acc, wslot(slot), xslot(SEP ? xs : slot), wg);
             mbar_arrive(empty + slot * 8);
             if (++slot == S) slot = 0, ph ^= 1;
             if (SEP) {
@@ -204,24 +234,22 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
             const bool tile_end = ++kt == d.KT;
             if (tile_end || s + 1 == s1) { /* the piece ends: add it into the tile's sums */
                 const int row0 = tile * TBM + warp * 16 + g8;
-                if (RED == 2) {
+                if (RED >= 2) {
                     /* the last bulk reduce has read the staging tile; then every consumer writes its
-                     * fragments, and one thread hands the 32 KiB to the TMA unit as one add */
-                    if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-                    asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
-                    const int r = warp * 16 + g8;
-#pragma unroll
-                    for (int j = 0; j < 8; ++j) {
-                        *reinterpret_cast<float2 *>(stage_out_p + r * M + j * 8 + 2 * t4) = make_float2(acc[j][0], acc[j][1]);
-                        *reinterpret_cast<float2 *>(stage_out_p + (r + 8) * M + j * 8 + 2 * t4) = make_float2(acc[j][2], acc[j][3]);
+                     * fragments, and one thread hands the 32 KiB to the TMA unit as one add.
+                     * Diagnostics (sums wrong): RED 3 adds half the tile, RED 6 a quarter, RED 5 skips
+                     * the staging; RED 7 adds all of it as two bulk reduces of 16 KiB */
+                    if (RED != 5) {
+                        if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                        asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+                        stage_frags(stage_out_p, acc, warp, lane);
+                        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                        asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
                     }
-                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                    asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
                     if (tid == 0) {
-                        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(d.out + (size_t)tile * TBM * M),
-                                     "r"(stage_out), "n"(TBM * M * 4)
-                                     : "memory");
-                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                        if (RED == 5) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                        constexpr int bytes = RED == 3 || RED == 7 ? TBM * M * 2 : RED == 6 ? TBM * M : TBM * M * 4;
+                        for (int h = 0; h < (RED == 7 ? 2 : 1); ++h) bulk_add(d.out + (size_t)tile * TBM * M + h * (bytes / 4), stage_out + h * bytes, bytes);
                     }
                 }
 #pragma unroll
@@ -238,7 +266,7 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
         }
         asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory"); /* every consumer's adds issued */
         if (tid == 0) {
-            if (RED == 2) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* the bulk adds performed */
+            if (RED >= 2 && (RED != 4 || g == G - 1)) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* the bulk adds performed (RED 4: only at the end, a diagnostic) */
             __threadfence();
             atomicAdd(done + g, 1);
         }
@@ -247,11 +275,347 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
 }
 
 template <int S, bool DEP, int RED, int XS = 0> cudaError_t launch_persist(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
-    const size_t smem = (size_t)ring_bytes<S, XS>() + 2048 + (RED == 2 ? TBM * M * 4 : 0);
+    const size_t smem = (size_t)ring_bytes<S, XS>() + 2048 + (RED >= 2 ? TBM * M * 4 : 0);
     cudaError_t e = cudaFuncSetAttribute(persist_kernel<S, DEP, RED, XS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
     void *args[] = {(void *)&gd, (void *)&G, (void *)&done};
     return cudaLaunchCooperativeKernel((const void *)persist_kernel<S, DEP, RED, XS>, dim3((unsigned)sms), dim3(NTH), args, smem, s);
+}
+
+/* ---- the cluster form: split sums through distributed shared memory ----
+ * Clusters of CL CTAs. Each GEMM's pairs are cut into Q = C / CL equal ranges, one per cluster;
+ * each tile segment (piece) of a cluster's range is split by k into CL parts, part r for rank r,
+ * so the ranks of a cluster finish the same pieces together. At a piece's end each rank leaves
+ * its partial tile in its staging buffer, the ranks meet on cluster-scope mbarriers (no
+ * cluster-wide thread barrier: the producer lane never stops), rank r adds rows
+ * [r 128 / CL, (r + 1) 128 / CL) of every rank's partial through distributed shared memory and
+ * sends that share to global memory as one bulk reduce: the adds through L2 shrink by CL. */
+__device__ __forceinline__ void piece_part(const gdesc &d, int s0, int s1, int t, int r, int CL, int &ka, int &kb) {
+    const int base = t * d.KT, a = (s0 > base ? s0 : base) - base, e = (s1 < base + d.KT ? s1 : base + d.KT) - base, len = e - a;
+    ka = a + len * r / CL;
+    kb = a + len * (r + 1) / CL;
+}
+struct pcursor {
+    int g, t, k, kend, s0, s1;
+};
+/* from (g, t) on, the first non-empty part of this rank */
+__device__ __forceinline__ void pc_settle(pcursor &it, const gdesc *gd, int G, int q, int Q, int r, int CL) {
+    while (it.g < G) {
+        const gdesc &d = gd[it.g];
+        if (it.s0 < it.s1 && it.t * d.KT < it.s1) {
+            int ka, kb;
+            piece_part(d, it.s0, it.s1, it.t, r, CL, ka, kb);
+            if (ka < kb) {
+                it.k = ka, it.kend = kb;
+                return;
+            }
+            ++it.t;
+            continue;
+        }
+        if (++it.g < G) {
+            range_of(gd[it.g], q, Q, it.s0, it.s1);
+            it.t = it.s0 / gd[it.g].KT;
+        }
+    }
+}
+__device__ __forceinline__ void pc_start(pcursor &it, const gdesc *gd, int G, int q, int Q, int r, int CL) {
+    it.g = 0;
+    range_of(gd[0], q, Q, it.s0, it.s1);
+    it.t = it.s0 / gd[0].KT;
+    pc_settle(it, gd, G, q, Q, r, CL);
+}
+__device__ __forceinline__ void pc_next(pcursor &it, const gdesc *gd, int G, int q, int Q, int r, int CL) {
+    if (++it.k == it.kend) {
+        ++it.t;
+        pc_settle(it, gd, G, q, Q, r, CL);
+    }
+}
+__device__ __forceinline__ uint32_t mapa_rank(uint32_t addr, int rank) {
+    uint32_t o;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(o) : "r"(addr), "r"(rank));
+    return o;
+}
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+}
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, unsigned parity) {
+    asm volatile("{\n.reg .pred P;\nWAIT_%=:\n"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%0], %1;\n"
+                 "@!P bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ float4 ld_cluster_v4(uint32_t cluster_addr) {
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(cluster_addr));
+    return v;
+}
+/* share (local pointer, and its shared address s_addr) += the same floats of every other rank,
+ * NT threads, IT float4 each: every remote load issued before the first add */
+template <int IT, int NT, int CL> __device__ __forceinline__ void cluster_share_sum(float *share, uint32_t s_addr, int t, int r) {
+    float4 v[IT];
+#pragma unroll
+    for (int i = 0; i < IT; ++i) v[i] = *reinterpret_cast<const float4 *>(share + (t + i * NT) * 4);
+#pragma unroll
+    for (int p2 = 0; p2 < CL; ++p2)
+        if (p2 != r) {
+            float4 w[IT];
+#pragma unroll
+            for (int i = 0; i < IT; ++i) w[i] = ld_cluster_v4(mapa_rank(s_addr + (uint32_t)(t + i * NT) * 16u, p2));
+#pragma unroll
+            for (int i = 0; i < IT; ++i) v[i].x += w[i].x, v[i].y += w[i].y, v[i].z += w[i].z, v[i].w += w[i].w;
+        }
+#pragma unroll
+    for (int i = 0; i < IT; ++i) *reinterpret_cast<float4 *>(share + (t + i * NT) * 4) = v[i];
+}
+
+/* this CTA's pieces of every GEMM in order: piece(g, d, tile, ka, kb) with its part [ka, kb) of
+ * the tile's k stages (maybe empty: every rank of a cluster sees every piece), then
+ * gemm_end(g) after the GEMM's last */
+template <int CL, typename P, typename E>
+__device__ __forceinline__ void for_each_piece(const gdesc *gd, int G, int q, int Q, int r, P piece, E gemm_end) {
+    for (int g = 0; g < G; ++g) {
+        const gdesc &d = gd[g];
+        int s0, s1;
+        range_of(d, q, Q, s0, s1);
+        for (int t = s0 / d.KT; s0 < s1 && t * d.KT < s1; ++t) {
+            int ka, kb;
+            piece_part(d, s0, s1, t, r, CL, ka, kb);
+            piece(g, d, t, ka, kb);
+        }
+        gemm_end(g);
+    }
+}
+/* one arrival on the same mbarrier of every other rank of the cluster */
+template <int CL> __device__ __forceinline__ void arrive_partners(uint32_t bar, int r) {
+    for (int p2 = 0; p2 < CL; ++p2)
+        if (p2 != r) mbar_arrive_remote(mapa_rank(bar, p2));
+}
+
+/* the producer lane of the cluster forms: persist_kernel's two cursors over this rank's parts
+ * (weights as slots free up, x once the GEMM before is done) */
+template <int S, int CL>
+__device__ __forceinline__ void produce_parts(const gdesc *gd, int G, const int *done, uint32_t sb, uint32_t full, uint32_t empty, int q,
+                                              int Q, int r) {
+    const int C = gridDim.x;
+    const uint64_t wpol = l2_evict_first();
+    pcursor wi, xi;
+    pc_start(wi, gd, G, q, Q, r, CL);
+    xi = wi;
+    int nw = 0, nx = 0, sw = 0, pw = 1, sx = 0, ready = 0;
+    while (xi.g < G) {
+        if (wi.g < G && nw < nx + S && mbar_test(empty + sw * 8, (unsigned)pw)) {
+            mbar_expect_tx(full + sw * 8, STG);
+            tma_load_2d(sb + sw * STG, &gd[wi.g].tw, wi.k * TBK, wi.t * TBM, full + sw * 8, wpol);
+            ++nw;
+            if (++sw == S) sw = 0, pw ^= 1;
+            pc_next(wi, gd, G, q, Q, r, CL);
+        }
+        if (nx < nw) {
+            bool ok = xi.g <= ready;
+            if (!ok && ld_acquire(done + xi.g - 1) >= C) {
+                ready = xi.g, ok = true;
+                asm volatile("fence.proxy.async.global;\n" ::: "memory");
+            }
+            if (ok) {
+                tma_load_2d(sb + sx * STG + WB, &gd[xi.g].tx, xi.k * TBK, 0, full + sx * 8);
+                ++nx;
+                if (++sx == S) sx = 0;
+                pc_next(xi, gd, G, q, Q, r, CL);
+            }
+        }
+    }
+}
+/* one ring stage into the consumers' accumulators (warpgroup wg: weight rows 64 wg ...), then
+ * the slot released */
+template <int S>
+__device__ __forceinline__ void consume_stage(float (&acc)[8][4], uint32_t sb, uint32_t full, uint32_t empty, int wg, int &slot, int &ph) {
+#ifdef PL_HAVE_WGMMA
+    mbar_wait(full + slot * 8, (unsigned)ph);
+    mma_stage(acc, sb + slot * STG, sb + slot * STG + WB, wg);
+    mbar_arrive(empty + slot * 8);
+    if (++slot == S) slot = 0, ph ^= 1;
+#endif
+}
+
+template <int S, int CL>
+__global__ void __launch_bounds__(NTH, 1) persist_cl_kernel(const gdesc *__restrict__ gd, int G, int *done) {
+#ifdef PL_HAVE_WGMMA
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, C = gridDim.x, Q = C / CL, r = blockIdx.x % CL, q = blockIdx.x / CL;
+    const uint32_t sb = (smem_u32(sm) + 1023u) & ~1023u, full = sb + S * STG, empty = full + S * 8;
+    const uint32_t xfull = empty + S * 8, xfree = xfull + 8; /* the partners' partials written / read */
+    const uint32_t stage_out = sb + S * STG + 1024;
+    float *stage_out_p = reinterpret_cast<float *>(sm + (stage_out - smem_u32(sm)));
+    if (tid == 0) {
+        for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1), mbar_init(empty + j * 8, CONS);
+        mbar_init(xfull, CL - 1), mbar_init(xfree, CL - 1);
+        mbar_init_fence();
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    if (warp == CONS / 32) { /* the producer */
+        if (lane == 0) produce_parts<S, CL>(gd, G, done, sb, full, empty, q, Q, r);
+        return;
+    }
+    const int wg = warp >> 2;
+    constexpr int RS = TBM / CL, SHARE = RS * M; /* rows and floats of a rank's share */
+    float acc[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    int slot = 0, ph = 0, pidx = 0;
+    for_each_piece<CL>(
+        gd, G, q, Q, r,
+        [&](int, const gdesc &d, int t, int ka, int kb) {
+            for (int k = ka; k < kb; ++k) consume_stage<S>(acc, sb, full, empty, wg, slot, ph);
+            /* the piece's end, every rank (an empty part adds zeros) */
+            if (pidx > 0) mbar_wait_cluster(xfree, (unsigned)((pidx - 1) & 1)); /* partners done with our staging */
+            if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            stage_frags(stage_out_p, acc, warp, lane);
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            if (tid == 0) arrive_partners<CL>(xfull, r);
+            mbar_wait_cluster(xfull, (unsigned)(pidx & 1)); /* the partners' partials are in their staging */
+            const int sh0 = r * SHARE;
+            cluster_share_sum<SHARE / (4 * CONS), CONS, CL>(stage_out_p + sh0, stage_out + (uint32_t)sh0 * 4u, tid, r);
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            if (tid == 0) {
+                bulk_add(d.out + (size_t)t * TBM * M + sh0, stage_out + (uint32_t)sh0 * 4u, SHARE * 4);
+                arrive_partners<CL>(xfree, r);
+            }
+            ++pidx;
+        },
+        [&](int g) {
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            if (tid == 0) {
+                asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+                __threadfence();
+                atomicAdd(done + g, 1);
+            }
+        });
+    if (pidx > 0) mbar_wait_cluster(xfree, (unsigned)((pidx - 1) & 1)); /* nobody reads our staging any more */
+#endif
+}
+
+/* a persistent kernel in clusters of CL, refused (cudaErrorCooperativeLaunchTooLarge) unless
+ * every cluster can be resident at once: its ranks wait on each other and on every CTA */
+cudaError_t launch_clusters(void (*kern)(const gdesc *, int, int *), int CL, int threads, size_t smem, const gdesc *gd, int G, int *done,
+                            int sms, cudaStream_t s) {
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3((unsigned)(sms / CL * CL));
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)CL, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    e = cudaOccupancyMaxActiveClusters(&clusters, kern, &cfg);
+    if (e != cudaSuccess) return e;
+    if (clusters < sms / CL) return cudaErrorCooperativeLaunchTooLarge;
+    return cudaLaunchKernelEx(&cfg, kern, gd, G, done);
+}
+template <int S, int CL> cudaError_t launch_persist_cl(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
+    return launch_clusters(persist_cl_kernel<S, CL>, CL, NTH, (size_t)S * STG + 2048 + TBM * M * 4, gd, G, done, sms, s);
+}
+
+/* ---- sums off the consumers' path ----
+ * The same walk (clusters of CL, CL = 1: none), with a fourth kind of warp: consumers leave a
+ * piece's partial in one of two staging tiles and go on at once; four reducer warps add it
+ * (CL > 1: the partners' shares through distributed shared memory first) and send it as one
+ * bulk reduce, count the GEMM done after its last piece, and free the staging tile. */
+constexpr int RED_T = 128, NTH_A = CONS + RED_T + 32;
+
+template <int S, int CL>
+__global__ void __launch_bounds__(NTH_A, 1) persist_async_kernel(const gdesc *__restrict__ gd, int G, int *done) {
+#ifdef PL_HAVE_WGMMA
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, C = gridDim.x, Q = C / CL, r = blockIdx.x % CL, q = blockIdx.x / CL;
+    const uint32_t sb = (smem_u32(sm) + 1023u) & ~1023u, full = sb + S * STG, empty = full + S * 8;
+    const uint32_t sfull = empty + S * 8, sfree = sfull + 16, xfull = sfree + 16, xfree = xfull + 16; /* two of each */
+    const uint32_t stg = sb + S * STG + 1024;                                                         /* two [128][64] f32 tiles */
+    float *stg_p = reinterpret_cast<float *>(sm + (stg - smem_u32(sm)));
+    constexpr int TILE_F = TBM * M, RS = TBM / CL, SHARE = RS * M;
+    if (tid == 0) {
+        for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1), mbar_init(empty + j * 8, CONS);
+        for (int b = 0; b < 2; ++b) {
+            mbar_init(sfull + b * 8, CONS), mbar_init(sfree + b * 8, 1);
+            if (CL > 1) mbar_init(xfull + b * 8, CL - 1), mbar_init(xfree + b * 8, CL - 1);
+        }
+        mbar_init_fence();
+    }
+    if (CL > 1) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    else __syncthreads();
+    if (warp == (CONS + RED_T) / 32) { /* the producer */
+        if (lane == 0) produce_parts<S, CL>(gd, G, done, sb, full, empty, q, Q, r);
+        return;
+    }
+    if (warp >= CONS / 32) { /* the reducers */
+        const int rt = tid - CONS;
+        int b = 0, u0 = 0, u1 = 0;
+        for_each_piece<CL>(
+            gd, G, q, Q, r,
+            [&](int, const gdesc &d, int t, int, int) {
+                const int u = b ? u1 : u0;
+                const uint32_t tile_s = stg + (uint32_t)b * TILE_F * 4u;
+                float *tile_p = stg_p + b * TILE_F;
+                mbar_wait(sfull + b * 8, (unsigned)(u & 1)); /* the consumers' partial is in */
+                int sh0 = 0, nbytes = TILE_F * 4;
+                if (CL > 1) {
+                    if (rt == 0) arrive_partners<CL>(xfull + b * 8, r);
+                    mbar_wait_cluster(xfull + b * 8, (unsigned)(u & 1));
+                    sh0 = r * SHARE, nbytes = SHARE * 4;
+                    cluster_share_sum<SHARE / (4 * RED_T), RED_T, CL>(tile_p + sh0, tile_s + (uint32_t)sh0 * 4u, rt, r);
+                }
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                asm volatile("bar.sync 2, %0;\n" ::"n"(RED_T) : "memory");
+                if (rt == 0) {
+                    bulk_add(d.out + (size_t)t * TBM * M + sh0, tile_s + (uint32_t)sh0 * 4u, nbytes);
+                    if (CL > 1) arrive_partners<CL>(xfree + b * 8, r);
+                    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                    if (CL > 1) mbar_wait_cluster(xfree + b * 8, (unsigned)(u & 1)); /* the partners have read ours */
+                    mbar_arrive(sfree + b * 8);
+                }
+                if (b) ++u1;
+                else ++u0;
+                b ^= 1;
+            },
+            [&](int g) {
+                if (rt == 0) { /* this CTA's sums of GEMM g performed */
+                    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+                    __threadfence();
+                    atomicAdd(done + g, 1);
+                }
+            });
+        return;
+    }
+    const int wg = warp >> 2;
+    float acc[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    int slot = 0, ph = 0, b = 0, u0 = 0, u1 = 0;
+    for_each_piece<CL>(
+        gd, G, q, Q, r,
+        [&](int, const gdesc &, int, int ka, int kb) {
+            for (int k = ka; k < kb; ++k) consume_stage<S>(acc, sb, full, empty, wg, slot, ph);
+            const int u = b ? u1 : u0;
+            mbar_wait(sfree + b * 8, (unsigned)((u & 1) ^ 1)); /* the reducers are done with this tile */
+            stage_frags(stg_p + b * TILE_F, acc, warp, lane);
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            mbar_arrive(sfull + b * 8);
+            if (b) ++u1;
+            else ++u0;
+            b ^= 1;
+        },
+        [](int) {});
+    /* no barrier at the end: a CTA's reducers leave only once the partners have read its tiles */
+#endif
+}
+
+template <int S, int CL> cudaError_t launch_persist_async(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
+    return launch_clusters(persist_async_kernel<S, CL>, CL, NTH_A, (size_t)S * STG + 2048 + 2 * TBM * M * 4, gd, G, done, sms, s);
 }
 
 struct variant {
@@ -260,6 +624,11 @@ struct variant {
 };
 const variant variants[] = {
     {"8 stages, bulk adds", launch_persist<8, true, 2>},
+    {"clusters of 2, DSMEM sums", launch_persist_cl<8, 2>},
+    {"clusters of 4, DSMEM sums", launch_persist_cl<8, 4>},
+    {"6 st., sums by reducer warps", launch_persist_async<6, 1>},
+    {"6 st., reducers, pairs DSMEM", launch_persist_async<6, 2>},
+    {"5 st., reducers, quads DSMEM", launch_persist_async<5, 4>},
     {"w 10 + x 4, bulk adds", launch_persist<10, true, 2, 4>},
     {"w 11 + x 2, bulk adds", launch_persist<11, true, 2, 2>},
     {"w 9 + x 6, bulk adds", launch_persist<9, true, 2, 6>},
@@ -268,6 +637,11 @@ const variant variants[] = {
     {"8 stages, no sums (diag)", launch_persist<8, true, 0>},
     {"w 10 + x 4, no sums (diag)", launch_persist<10, true, 0, 4>},
     {"8 stages, neither (diag)", launch_persist<8, false, 0>},
+    {"bulk, half the adds (diag)", launch_persist<8, true, 3>},
+    {"bulk, unwaited (diag)", launch_persist<8, true, 4>},
+    {"bulk, no staging (diag)", launch_persist<8, true, 5>},
+    {"bulk, a quarter (diag)", launch_persist<8, true, 6>},
+    {"bulk as 2 x 16 KiB", launch_persist<8, true, 7>},
 };
 
 } // namespace
@@ -332,6 +706,15 @@ int main() {
     const int NV = (int)(sizeof variants / sizeof variants[0]);
     std::vector<float> tv(NV);
     for (int v = 0; v < NV; v++) {
+        CK(cudaMemsetAsync(done, 0, sizeof(int) * G, s));
+        const cudaError_t le = variants[v].fn(dd, G, done, sms, s); /* a launch the card refuses is skipped */
+        if (le != cudaSuccess) {
+            cudaGetLastError();
+            printf("skip %-26s %s\n", variants[v].name, cudaGetErrorString(le));
+            tv[v] = NAN;
+            continue;
+        }
+        CK(cudaStreamSynchronize(s));
         std::vector<float> t;
         for (int r = 0; r < 7; r++) {
             for (int g = 0; g < G; g++) CK(cudaMemsetAsync(out[g], 0, (size_t)hd[g].N * M * 4, s));
@@ -339,7 +722,7 @@ int main() {
             t.push_back(time_runs(s, e0, e1, 1, [&] { CK(variants[v].fn(dd, G, done, sms, s)); }));
         }
         tv[v] = median(t);
-        if (v <= 5) { /* sums complete: compare layer 0 with the backend */
+        if (v <= 10) { /* sums complete: compare layer 0 with the backend */
             for (int p = 0; p < 4; p++) {
                 const int N = shapes[p].n;
                 std::vector<float> ho((size_t)N * M);
