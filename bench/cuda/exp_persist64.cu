@@ -34,11 +34,17 @@
  * bulk reduce; persist_async_kernel: the same (CL = 1: without clusters) with four reducer warps
  * doing the sums from two staging tiles, so the MMA warps never wait for them.
  *
- * Measured (PERF.md, twenty-eighth session, runs 6-14): the stream alone 0.95x of the ideal at
- * the copy rate; with the waits 1.08x; with bulk-reduce sums and waits 1.39x, against 1.45x for
- * the backend's chain; red.v2 sums 1.46x; separate rings no better; half / a quarter of the
- * adds (diagnostics) 1.29-1.33x / 1.23-1.28x; cluster pairs 1.66-1.78x; reducer warps alone the
- * same as inline. The sums cost by their volume through L2 under the weight stream.
+ * CONV: a step between GEMMs that makes the next x from the sums (convert_rows), a second
+ * grid-wide hop per boundary. Every variant is timed twice: with one f32 output per GEMM (283 MB,
+ * checked against the backend) and with one per projection kind reused by every layer
+ * (L2-resident, as the backend's outputs are; not checked).
+ *
+ * Measured (PERF.md, twenty-eighth session, runs 6-19), x of the ideal at the copy rate: the
+ * stream alone 0.95; with the waits 1.03-1.08; with bulk-reduce sums and waits 1.27-1.30 on
+ * reused outputs (1.38-1.41 on per-GEMM ones), against 1.46-1.47 for the backend's chain;
+ * red.v2 sums, cluster pairs and deeper weight rings no better; the sums cost by their volume
+ * through L2. CONV: 2.50-2.65, ~14 us a boundary, not understood (padded counters and backed-off
+ * polls changed nothing).
  *
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
@@ -65,11 +71,13 @@ namespace {
 
 constexpr int TBM = 128, TBK = 64, M = 64, WB = TBM * TBK * 2, XB = M * TBK * 2, STG = WB + XB;
 constexpr int CONS = 256, NTH = CONS + 32;
+constexpr int CPAD = 32; /* ints between two counters: each on its own 128-byte line (polled by every CTA) */
 
 /* one GEMM of the chain: tensor maps of W [N][K] (boxes 128 x 64) and x [64][K] (64 x 64) */
 struct gdesc {
     CUtensorMap tw, tx;
-    float *out; /* [N][64] f32 sums */
+    float *out;        /* [N][64] f32 sums */
+    __nv_bfloat16 *xb; /* the [64][K] x that tx maps (CONV: written from the GEMM before's sums) */
     int N, K, tiles, KT;
 };
 
@@ -155,7 +163,33 @@ __device__ __forceinline__ void mma_stage(float (&acc)[8][4], uint32_t w_s, uint
  * slots, each ring with its own barriers (so the weights of the next GEMM can fill more of it) */
 template <int S, int XS> __host__ __device__ constexpr int ring_bytes() { return XS ? S * WB + XS * XB : S * STG; }
 
-template <int S, bool DEP, int RED, int XS = 0>
+/* CONV: the step between two GEMMs, spread over the CTAs once all sums of GEMM g are in (done[g]
+ * = C): rows [N c / C, N (c + 1) / C) of g's f32 sums become GEMM g + 1's bf16 x (row n -> x column
+ * n where n < K; SwiGLU of rows i and i + K where N = 2 K, as gate/up -> down) and are zeroed for
+ * the next layer's adds; then done[G + g] counts the CTA, and GEMM g + 1's x waits for C of those.
+ * A grid-wide hop as a small op of a real step is (no norm's row sums here). */
+__device__ __forceinline__ void convert_rows(const gdesc &d, const gdesc &dn, int c, int C, int tid) {
+    const bool glu = d.N == 2 * dn.K;
+    const int pairs = (glu ? dn.K : d.N) / 2, p0 = (int)((long long)pairs * c / C), p1 = (int)((long long)pairs * (c + 1) / C);
+    for (int i = p0 * M + tid; i < p1 * M; i += CONS) { /* (row pair, token): a pair's 64 tokens contiguous in the sums */
+        const int n = (i / M) * 2, tok = i % M;
+        float v[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float *o = d.out + (size_t)(n + h) * M + tok;
+            v[h] = *o;
+            *o = 0.f;
+            if (glu) {
+                const float u = o[(size_t)dn.K * M];
+                o[(size_t)dn.K * M] = 0.f;
+                v[h] = v[h] / (1.f + __expf(-v[h])) * u;
+            }
+        }
+        if (n < dn.K) *reinterpret_cast<__nv_bfloat162 *>(dn.xb + (size_t)tok * dn.K + n) = __floats2bfloat162_rn(v[0], v[1]);
+    }
+}
+
+template <int S, bool DEP, int RED, int XS = 0, bool CONV = false>
 __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict__ gd, int G, int *done) {
 #ifdef PL_HAVE_WGMMA
     extern __shared__ __align__(128) unsigned char sm[];
@@ -195,7 +229,7 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
             }
             if (SEP ? mbar_test(xempty + sx * 8, (unsigned)px) : nx < nw) {
                 bool ok = !DEP || xi.g <= ready;
-                if (!ok && ld_acquire(done + xi.g - 1) >= C) {
+                if (!ok && ld_acquire(done + ((CONV ? G : 0) + xi.g - 1) * CPAD) >= C) {
                     ready = xi.g, ok = true;
                     asm volatile("fence.proxy.async.global;\n" ::: "memory"); /* the outputs seen, before a TMA reads */
                 }
@@ -238,7 +272,8 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
                     /* the last bulk reduce has read the staging tile; then every consumer writes its
                      * fragments, and one thread hands the 32 KiB to the TMA unit as one add.
                      * Diagnostics (sums wrong): RED 3 adds half the tile, RED 6 a quarter, RED 5 skips
-                     * the staging; RED 7 adds all of it as two bulk reduces of 16 KiB */
+                     * the staging; RED 7 adds all of it as two bulk reduces of 16 KiB; RED 8 stores it
+                     * (no add: what a piece that is a whole tile would cost) */
                     if (RED != 5) {
                         if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
                         asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
@@ -249,7 +284,13 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
                     if (tid == 0) {
                         if (RED == 5) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
                         constexpr int bytes = RED == 3 || RED == 7 ? TBM * M * 2 : RED == 6 ? TBM * M : TBM * M * 4;
-                        for (int h = 0; h < (RED == 7 ? 2 : 1); ++h) bulk_add(d.out + (size_t)tile * TBM * M + h * (bytes / 4), stage_out + h * bytes, bytes);
+                        if (RED == 8) { /* a plain bulk store of the same bytes (diagnostic: sums wrong) */
+                            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(d.out + (size_t)tile * TBM * M),
+                                         "r"(stage_out), "r"(bytes)
+                                         : "memory");
+                            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                        } else
+                            for (int h = 0; h < (RED == 7 ? 2 : 1); ++h) bulk_add(d.out + (size_t)tile * TBM * M + h * (bytes / 4), stage_out + h * bytes, bytes);
                     }
                 }
 #pragma unroll
@@ -268,18 +309,30 @@ __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict
         if (tid == 0) {
             if (RED >= 2 && (RED != 4 || g == G - 1)) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* the bulk adds performed (RED 4: only at the end, a diagnostic) */
             __threadfence();
-            atomicAdd(done + g, 1);
+            atomicAdd(done + g * CPAD, 1);
+        }
+        if (CONV && g + 1 < G) {
+            if (tid == 0)
+                while (ld_acquire(done + g * CPAD) < C) __nanosleep(32);
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            convert_rows(d, gd[g + 1], c, C, tid);
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            if (tid == 0) {
+                __threadfence();
+                atomicAdd(done + (G + g) * CPAD, 1);
+            }
         }
     }
 #endif
 }
 
-template <int S, bool DEP, int RED, int XS = 0> cudaError_t launch_persist(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
+template <int S, bool DEP, int RED, int XS = 0, bool CONV = false>
+cudaError_t launch_persist(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
     const size_t smem = (size_t)ring_bytes<S, XS>() + 2048 + (RED >= 2 ? TBM * M * 4 : 0);
-    cudaError_t e = cudaFuncSetAttribute(persist_kernel<S, DEP, RED, XS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaError_t e = cudaFuncSetAttribute(persist_kernel<S, DEP, RED, XS, CONV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
     void *args[] = {(void *)&gd, (void *)&G, (void *)&done};
-    return cudaLaunchCooperativeKernel((const void *)persist_kernel<S, DEP, RED, XS>, dim3((unsigned)sms), dim3(NTH), args, smem, s);
+    return cudaLaunchCooperativeKernel((const void *)persist_kernel<S, DEP, RED, XS, CONV>, dim3((unsigned)sms), dim3(NTH), args, smem, s);
 }
 
 /* ---- the cluster form: split sums through distributed shared memory ----
@@ -411,7 +464,7 @@ __device__ __forceinline__ void produce_parts(const gdesc *gd, int G, const int 
         }
         if (nx < nw) {
             bool ok = xi.g <= ready;
-            if (!ok && ld_acquire(done + xi.g - 1) >= C) {
+            if (!ok && ld_acquire(done + (xi.g - 1) * CPAD) >= C) {
                 ready = xi.g, ok = true;
                 asm volatile("fence.proxy.async.global;\n" ::: "memory");
             }
@@ -488,7 +541,7 @@ __global__ void __launch_bounds__(NTH, 1) persist_cl_kernel(const gdesc *__restr
             if (tid == 0) {
                 asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
                 __threadfence();
-                atomicAdd(done + g, 1);
+                atomicAdd(done + g * CPAD, 1);
             }
         });
     if (pidx > 0) mbar_wait_cluster(xfree, (unsigned)((pidx - 1) & 1)); /* nobody reads our staging any more */
@@ -586,7 +639,7 @@ __global__ void __launch_bounds__(NTH_A, 1) persist_async_kernel(const gdesc *__
                 if (rt == 0) { /* this CTA's sums of GEMM g performed */
                     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
                     __threadfence();
-                    atomicAdd(done + g, 1);
+                    atomicAdd(done + g * CPAD, 1);
                 }
             });
         return;
@@ -642,6 +695,8 @@ const variant variants[] = {
     {"bulk, no staging (diag)", launch_persist<8, true, 5>},
     {"bulk, a quarter (diag)", launch_persist<8, true, 6>},
     {"bulk as 2 x 16 KiB", launch_persist<8, true, 7>},
+    {"bulk stores, no adds (diag)", launch_persist<8, true, 8>},
+    {"bulk adds + x from the sums", launch_persist<8, true, 2, 0, true>},
 };
 
 } // namespace
@@ -678,13 +733,21 @@ int main() {
             fprintf(stderr, "tensor map refused\n");
             return 1;
         }
-        d.out = out[g], d.N = p.n, d.K = p.k, d.tiles = p.n / TBM, d.KT = p.k / TBK;
+        d.out = out[g], d.xb = xin[p.xin], d.N = p.n, d.K = p.k, d.tiles = p.n / TBM, d.KT = p.k / TBK;
     }
-    gdesc *dd;
+    gdesc *dd, *dr;
     int *done;
     CK(cudaMalloc(&dd, sizeof(gdesc) * G));
     CK(cudaMemcpy(dd, hd.data(), sizeof(gdesc) * G, cudaMemcpyHostToDevice));
-    CK(cudaMalloc(&done, sizeof(int) * G));
+    /* the same chain with one f32 output per projection kind, reused by every layer (the
+     * backend's way: its outputs stay in L2); the sums are then not checked */
+    float *outr[4];
+    std::vector<gdesc> hr4 = hd;
+    for (int p = 0; p < 4; p++) CK(cudaMalloc(&outr[p], (size_t)shapes[p].n * M * 4));
+    for (int g = 0; g < G; g++) hr4[g].out = outr[g % 4];
+    CK(cudaMalloc(&dr, sizeof(gdesc) * G));
+    CK(cudaMemcpy(dr, hr4.data(), sizeof(gdesc) * G, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&done, sizeof(int) * 2 * G * CPAD)); /* sums done, then (CONV) next x written */
     /* the reference: the backend's kernel per GEMM, PDL, in one graph */
     const int nk[4][2] = {{Q, H}, {H, A}, {2 * I, H}, {H, I}};
     pl_cuda_gemv_ws ws = chain_ws(sms, nk, 4, (size_t)1 << 20);
@@ -704,24 +767,31 @@ int main() {
     CK(cudaEventCreate(&e1));
     bool fail = false;
     const int NV = (int)(sizeof variants / sizeof variants[0]);
-    std::vector<float> tv(NV);
+    std::vector<float> tv(NV), tvr(NV);
     for (int v = 0; v < NV; v++) {
-        CK(cudaMemsetAsync(done, 0, sizeof(int) * G, s));
+        CK(cudaMemsetAsync(done, 0, sizeof(int) * 2 * G * CPAD, s));
         const cudaError_t le = variants[v].fn(dd, G, done, sms, s); /* a launch the card refuses is skipped */
         if (le != cudaSuccess) {
             cudaGetLastError();
             printf("skip %-26s %s\n", variants[v].name, cudaGetErrorString(le));
-            tv[v] = NAN;
+            tv[v] = tvr[v] = NAN;
             continue;
         }
         CK(cudaStreamSynchronize(s));
         std::vector<float> t;
         for (int r = 0; r < 7; r++) {
             for (int g = 0; g < G; g++) CK(cudaMemsetAsync(out[g], 0, (size_t)hd[g].N * M * 4, s));
-            CK(cudaMemsetAsync(done, 0, sizeof(int) * G, s));
+            CK(cudaMemsetAsync(done, 0, sizeof(int) * 2 * G * CPAD, s));
             t.push_back(time_runs(s, e0, e1, 1, [&] { CK(variants[v].fn(dd, G, done, sms, s)); }));
         }
         tv[v] = median(t);
+        std::vector<float> tr;
+        for (int r = 0; r < 7; r++) {
+            for (int p = 0; p < 4; p++) CK(cudaMemsetAsync(outr[p], 0, (size_t)shapes[p].n * M * 4, s));
+            CK(cudaMemsetAsync(done, 0, sizeof(int) * 2 * G * CPAD, s));
+            tr.push_back(time_runs(s, e0, e1, 1, [&] { CK(variants[v].fn(dr, G, done, sms, s)); }));
+        }
+        tvr[v] = median(tr);
         if (v <= 10) { /* sums complete: compare layer 0 with the backend */
             for (int p = 0; p < 4; p++) {
                 const int N = shapes[p].n;
@@ -747,10 +817,11 @@ int main() {
     const float tref = graph_ms(s, e0, e1, ref_chain);
     const double ideal = wbytes / (copy * 1e9) * 1e3;
     printf("\n36 layers x 4 projections at %d rows, %.2f GB of weights; ideal at the copy rate %.3f ms\n", M, wbytes / 1e9, ideal);
-    printf("%-28s %9s %9s %8s\n", "variant", "ms", "x ideal", "TB/s");
+    printf("%-28s %9s %9s %8s %14s %9s\n", "variant", "ms", "x ideal", "TB/s", "reused out, ms", "x ideal");
     printf("%-28s %9.3f %9.2f %8.2f\n", "backend chain (PDL graph)", tref, tref / ideal, wbytes / (tref * 1e-3) / 1e12);
     for (int v = 0; v < NV; v++)
-        printf("%-28s %9.3f %9.2f %8.2f\n", variants[v].name, tv[v], tv[v] / ideal, wbytes / (tv[v] * 1e-3) / 1e12);
+        printf("%-28s %9.3f %9.2f %8.2f %14.3f %9.2f\n", variants[v].name, tv[v], tv[v] / ideal, wbytes / (tv[v] * 1e-3) / 1e12, tvr[v],
+               tvr[v] / ideal);
     (void)outb;
     return fail ? 1 : 0;
 }
