@@ -43,8 +43,8 @@
  * stream alone 0.95; with the waits 1.03-1.08; with bulk-reduce sums and waits 1.27-1.30 on
  * reused outputs (1.38-1.41 on per-GEMM ones), against 1.46-1.47 for the backend's chain;
  * red.v2 sums, cluster pairs and deeper weight rings no better; the sums cost by their volume
- * through L2. CONV: 2.50-2.65, ~14 us a boundary, not understood (padded counters and backed-off
- * polls changed nothing).
+ * through L2. CONV: 2.50-2.65 with a rolled conversion loop (an L2 round trip per item, ~14 us
+ * a boundary), 1.90 with its loads issued in one round (~7.5 us a boundary).
  *
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
@@ -168,24 +168,40 @@ template <int S, int XS> __host__ __device__ constexpr int ring_bytes() { return
  * n where n < K; SwiGLU of rows i and i + K where N = 2 K, as gate/up -> down) and are zeroed for
  * the next layer's adds; then done[G + g] counts the CTA, and GEMM g + 1's x waits for C of those.
  * A grid-wide hop as a small op of a real step is (no norm's row sums here). */
+/* (row pair, token) items of this CTA, CONV_U per thread per round with every load issued
+ * before the first store: under the weight stream an L2 hit takes ~1 us, and a rolled loop
+ * paid it once per item (run 18) */
+constexpr int CONV_U = 12;
 __device__ __forceinline__ void convert_rows(const gdesc &d, const gdesc &dn, int c, int C, int tid) {
     const bool glu = d.N == 2 * dn.K;
     const int pairs = (glu ? dn.K : d.N) / 2, p0 = (int)((long long)pairs * c / C), p1 = (int)((long long)pairs * (c + 1) / C);
-    for (int i = p0 * M + tid; i < p1 * M; i += CONS) { /* (row pair, token): a pair's 64 tokens contiguous in the sums */
-        const int n = (i / M) * 2, tok = i % M;
-        float v[2];
+    const size_t up = (size_t)dn.K * M; /* gate row n -> its up row n + K */
+    for (int i0 = p0 * M + tid; i0 < p1 * M; i0 += CONS * CONV_U) {
+        float g[CONV_U][2], u[CONV_U][2];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float *o = d.out + (size_t)(n + h) * M + tok;
-            v[h] = *o;
-            *o = 0.f;
-            if (glu) {
-                const float u = o[(size_t)dn.K * M];
-                o[(size_t)dn.K * M] = 0.f;
-                v[h] = v[h] / (1.f + __expf(-v[h])) * u;
+        for (int j = 0; j < CONV_U; ++j) {
+            const int i = i0 + j * CONS;
+            if (i < p1 * M) {
+                const float *o = d.out + (size_t)((i / M) * 2) * M + i % M;
+                g[j][0] = __ldcg(o), g[j][1] = __ldcg(o + M);
+                if (glu) u[j][0] = __ldcg(o + up), u[j][1] = __ldcg(o + up + M);
             }
         }
-        if (n < dn.K) *reinterpret_cast<__nv_bfloat162 *>(dn.xb + (size_t)tok * dn.K + n) = __floats2bfloat162_rn(v[0], v[1]);
+#pragma unroll
+        for (int j = 0; j < CONV_U; ++j) {
+            const int i = i0 + j * CONS;
+            if (i < p1 * M) {
+                const int n = (i / M) * 2, tok = i % M;
+                float *o = d.out + (size_t)n * M + tok;
+                o[0] = 0.f, o[M] = 0.f;
+                float v0 = g[j][0], v1 = g[j][1];
+                if (glu) {
+                    o[up] = 0.f, o[up + M] = 0.f;
+                    v0 = v0 / (1.f + __expf(-v0)) * u[j][0], v1 = v1 / (1.f + __expf(-v1)) * u[j][1];
+                }
+                if (n < dn.K) *reinterpret_cast<__nv_bfloat162 *>(dn.xb + (size_t)tok * dn.K + n) = __floats2bfloat162_rn(v0, v1);
+            }
+        }
     }
 }
 
