@@ -44,7 +44,8 @@
  * reused outputs (1.38-1.41 on per-GEMM ones), against 1.46-1.47 for the backend's chain;
  * red.v2 sums, cluster pairs and deeper weight rings no better; the sums cost by their volume
  * through L2. CONV: 2.50-2.65 with a rolled conversion loop (an L2 round trip per item, ~14 us
- * a boundary), 1.90 with its loads issued in one round (~7.5 us a boundary).
+ * a boundary), 1.90 with its loads issued in one round (~7.5 us a boundary). TCONV (each tile
+ * converted by the reducers of its last piece): 3.7.
  *
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
@@ -172,15 +173,16 @@ template <int S, int XS> __host__ __device__ constexpr int ring_bytes() { return
  * before the first store: under the weight stream an L2 hit takes ~1 us, and a rolled loop
  * paid it once per item (run 18) */
 constexpr int CONV_U = 12;
-__device__ __forceinline__ void convert_rows(const gdesc &d, const gdesc &dn, int c, int C, int tid) {
+/* row pairs [p0, p1) of GEMM d's sums (with their up rows where d is gate/up) into the next
+ * GEMM's x, by nt threads (this one: tid), the rows zeroed */
+__device__ __forceinline__ void convert_span(const gdesc &d, const gdesc &dn, int p0, int p1, int tid, int nt) {
     const bool glu = d.N == 2 * dn.K;
-    const int pairs = (glu ? dn.K : d.N) / 2, p0 = (int)((long long)pairs * c / C), p1 = (int)((long long)pairs * (c + 1) / C);
     const size_t up = (size_t)dn.K * M; /* gate row n -> its up row n + K */
-    for (int i0 = p0 * M + tid; i0 < p1 * M; i0 += CONS * CONV_U) {
+    for (int i0 = p0 * M + tid; i0 < p1 * M; i0 += nt * CONV_U) {
         float g[CONV_U][2], u[CONV_U][2];
 #pragma unroll
         for (int j = 0; j < CONV_U; ++j) {
-            const int i = i0 + j * CONS;
+            const int i = i0 + j * nt;
             if (i < p1 * M) {
                 const float *o = d.out + (size_t)((i / M) * 2) * M + i % M;
                 g[j][0] = __ldcg(o), g[j][1] = __ldcg(o + M);
@@ -189,7 +191,7 @@ __device__ __forceinline__ void convert_rows(const gdesc &d, const gdesc &dn, in
         }
 #pragma unroll
         for (int j = 0; j < CONV_U; ++j) {
-            const int i = i0 + j * CONS;
+            const int i = i0 + j * nt;
             if (i < p1 * M) {
                 const int n = (i / M) * 2, tok = i % M;
                 float *o = d.out + (size_t)n * M + tok;
@@ -204,6 +206,14 @@ __device__ __forceinline__ void convert_rows(const gdesc &d, const gdesc &dn, in
         }
     }
 }
+/* CONV's slice of this CTA: an equal share of the row pairs */
+__device__ __forceinline__ void convert_rows(const gdesc &d, const gdesc &dn, int c, int C, int tid) {
+    const int pairs = (d.N == 2 * dn.K ? dn.K : d.N) / 2;
+    convert_span(d, dn, (int)((long long)pairs * c / C), (int)((long long)pairs * (c + 1) / C), tid, CONS);
+}
+/* TCONV: GEMM g's conversion units (tiles; gate/up: a gate tile with its up tile) */
+constexpr int MAXT = 160;
+__device__ __forceinline__ int conv_units(const gdesc &d, const gdesc &dn) { return d.N == 2 * dn.K ? d.tiles / 2 : d.tiles; }
 
 template <int S, bool DEP, int RED, int XS = 0, bool CONV = false>
 __global__ void __launch_bounds__(NTH, 1) persist_kernel(const gdesc *__restrict__ gd, int G, int *done) {
@@ -461,7 +471,7 @@ template <int CL> __device__ __forceinline__ void arrive_partners(uint32_t bar, 
 
 /* the producer lane of the cluster forms: persist_kernel's two cursors over this rank's parts
  * (weights as slots free up, x once the GEMM before is done) */
-template <int S, int CL>
+template <int S, int CL, bool TCONV = false>
 __device__ __forceinline__ void produce_parts(const gdesc *gd, int G, const int *done, uint32_t sb, uint32_t full, uint32_t empty, int q,
                                               int Q, int r) {
     const int C = gridDim.x;
@@ -480,7 +490,7 @@ __device__ __forceinline__ void produce_parts(const gdesc *gd, int G, const int 
         }
         if (nx < nw) {
             bool ok = xi.g <= ready;
-            if (!ok && ld_acquire(done + (xi.g - 1) * CPAD) >= C) {
+            if (!ok && ld_acquire(done + ((TCONV ? G : 0) + xi.g - 1) * CPAD) >= (TCONV ? conv_units(gd[xi.g - 1], gd[xi.g]) : C)) {
                 ready = xi.g, ok = true;
                 asm volatile("fence.proxy.async.global;\n" ::: "memory");
             }
@@ -597,7 +607,11 @@ template <int S, int CL> cudaError_t launch_persist_cl(const gdesc *gd, int G, i
  * bulk reduce, count the GEMM done after its last piece, and free the staging tile. */
 constexpr int RED_T = 128, NTH_A = CONS + RED_T + 32;
 
-template <int S, int CL>
+/* TCONV (CL = 1): each tile's sums become the next GEMM's x as soon as they are complete: the
+ * reducers of the tile's last piece (a per-tile count against the contributors the host
+ * counted, after `done`: tcnt[G][MAXT], then need[G][MAXT]) convert its rows; the next GEMM's x
+ * waits for all of them. One grid-wide meeting per boundary instead of two. */
+template <int S, int CL, bool TCONV = false>
 __global__ void __launch_bounds__(NTH_A, 1) persist_async_kernel(const gdesc *__restrict__ gd, int G, int *done) {
 #ifdef PL_HAVE_WGMMA
     extern __shared__ __align__(128) unsigned char sm[];
@@ -618,15 +632,17 @@ __global__ void __launch_bounds__(NTH_A, 1) persist_async_kernel(const gdesc *__
     if (CL > 1) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
     else __syncthreads();
     if (warp == (CONS + RED_T) / 32) { /* the producer */
-        if (lane == 0) produce_parts<S, CL>(gd, G, done, sb, full, empty, q, Q, r);
+        if (lane == 0) produce_parts<S, CL, TCONV>(gd, G, done, sb, full, empty, q, Q, r);
         return;
     }
     if (warp >= CONS / 32) { /* the reducers */
         const int rt = tid - CONS;
         int b = 0, u0 = 0, u1 = 0;
+        int *tcnt = done + 2 * G * CPAD, *need = tcnt + G * MAXT;
+        __shared__ int last_unit;
         for_each_piece<CL>(
             gd, G, q, Q, r,
-            [&](int, const gdesc &d, int t, int, int) {
+            [&](int g, const gdesc &d, int t, int, int) {
                 const int u = b ? u1 : u0;
                 const uint32_t tile_s = stg + (uint32_t)b * TILE_F * 4u;
                 float *tile_p = stg_p + b * TILE_F;
@@ -650,6 +666,25 @@ __global__ void __launch_bounds__(NTH_A, 1) persist_async_kernel(const gdesc *__
                 if (b) ++u1;
                 else ++u0;
                 b ^= 1;
+                if (TCONV && g + 1 < G) {
+                    const gdesc &dn = gd[g + 1];
+                    const int units = conv_units(d, dn), unit = t % units;
+                    if (rt == 0) {
+                        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* our adds performed */
+                        __threadfence();
+                        last_unit = atomicAdd(tcnt + g * MAXT + unit, 1) == need[g * MAXT + unit] - 1;
+                        __threadfence();
+                    }
+                    asm volatile("bar.sync 2, %0;\n" ::"n"(RED_T) : "memory");
+                    if (last_unit) { /* every contribution to this unit is in: its rows become x */
+                        convert_span(d, dn, unit * TBM / 2, (unit + 1) * TBM / 2, rt, RED_T);
+                        asm volatile("bar.sync 2, %0;\n" ::"n"(RED_T) : "memory");
+                        if (rt == 0) {
+                            __threadfence();
+                            atomicAdd(done + (G + g) * CPAD, 1);
+                        }
+                    }
+                }
             },
             [&](int g) {
                 if (rt == 0) { /* this CTA's sums of GEMM g performed */
@@ -683,8 +718,8 @@ __global__ void __launch_bounds__(NTH_A, 1) persist_async_kernel(const gdesc *__
 #endif
 }
 
-template <int S, int CL> cudaError_t launch_persist_async(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
-    return launch_clusters(persist_async_kernel<S, CL>, CL, NTH_A, (size_t)S * STG + 2048 + 2 * TBM * M * 4, gd, G, done, sms, s);
+template <int S, int CL, bool TCONV = false> cudaError_t launch_persist_async(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
+    return launch_clusters(persist_async_kernel<S, CL, TCONV>, CL, NTH_A, (size_t)S * STG + 2048 + 2 * TBM * M * 4, gd, G, done, sms, s);
 }
 
 struct variant {
@@ -713,6 +748,7 @@ const variant variants[] = {
     {"bulk as 2 x 16 KiB", launch_persist<8, true, 7>},
     {"bulk stores, no adds (diag)", launch_persist<8, true, 8>},
     {"bulk adds + x from the sums", launch_persist<8, true, 2, 0, true>},
+    {"reducers + x per tile", launch_persist_async<6, 1, true>},
 };
 
 } // namespace
@@ -763,7 +799,22 @@ int main() {
     for (int g = 0; g < G; g++) hr4[g].out = outr[g % 4];
     CK(cudaMalloc(&dr, sizeof(gdesc) * G));
     CK(cudaMemcpy(dr, hr4.data(), sizeof(gdesc) * G, cudaMemcpyHostToDevice));
-    CK(cudaMalloc(&done, sizeof(int) * 2 * G * CPAD)); /* sums done, then (CONV) next x written */
+    /* counters: sums done, then (CONV) next x written; TCONV's per-tile counts and the
+     * contributors each tile waits for */
+    const size_t ncnt = (size_t)2 * G * CPAD + (size_t)G * MAXT;
+    CK(cudaMalloc(&done, sizeof(int) * (ncnt + (size_t)G * MAXT)));
+    {
+        std::vector<int> need((size_t)G * MAXT, 0);
+        for (int g = 0; g + 1 < G; g++) {
+            const gdesc &d = hd[g], &dn = hd[g + 1];
+            const int units = d.N == 2 * dn.K ? d.tiles / 2 : d.tiles, T = d.tiles * d.KT;
+            for (int c = 0; c < sms; c++) { /* the tiles CTA c's range touches */
+                const int s0 = (int)((long long)T * c / sms), s1 = (int)((long long)T * (c + 1) / sms);
+                for (int t = s0 / d.KT; s0 < s1 && t * d.KT < s1; t++) need[(size_t)g * MAXT + t % units]++;
+            }
+        }
+        CK(cudaMemcpy(done + ncnt, need.data(), sizeof(int) * need.size(), cudaMemcpyHostToDevice));
+    }
     /* the reference: the backend's kernel per GEMM, PDL, in one graph */
     const int nk[4][2] = {{Q, H}, {H, A}, {2 * I, H}, {H, I}};
     pl_cuda_gemv_ws ws = chain_ws(sms, nk, 4, (size_t)1 << 20);
@@ -785,7 +836,7 @@ int main() {
     const int NV = (int)(sizeof variants / sizeof variants[0]);
     std::vector<float> tv(NV), tvr(NV);
     for (int v = 0; v < NV; v++) {
-        CK(cudaMemsetAsync(done, 0, sizeof(int) * 2 * G * CPAD, s));
+        CK(cudaMemsetAsync(done, 0, sizeof(int) * ncnt, s));
         const cudaError_t le = variants[v].fn(dd, G, done, sms, s); /* a launch the card refuses is skipped */
         if (le != cudaSuccess) {
             cudaGetLastError();
@@ -797,14 +848,14 @@ int main() {
         std::vector<float> t;
         for (int r = 0; r < 7; r++) {
             for (int g = 0; g < G; g++) CK(cudaMemsetAsync(out[g], 0, (size_t)hd[g].N * M * 4, s));
-            CK(cudaMemsetAsync(done, 0, sizeof(int) * 2 * G * CPAD, s));
+            CK(cudaMemsetAsync(done, 0, sizeof(int) * ncnt, s));
             t.push_back(time_runs(s, e0, e1, 1, [&] { CK(variants[v].fn(dd, G, done, sms, s)); }));
         }
         tv[v] = median(t);
         std::vector<float> tr;
         for (int r = 0; r < 7; r++) {
             for (int p = 0; p < 4; p++) CK(cudaMemsetAsync(outr[p], 0, (size_t)shapes[p].n * M * 4, s));
-            CK(cudaMemsetAsync(done, 0, sizeof(int) * 2 * G * CPAD, s));
+            CK(cudaMemsetAsync(done, 0, sizeof(int) * ncnt, s));
             tr.push_back(time_runs(s, e0, e1, 1, [&] { CK(variants[v].fn(dr, G, done, sms, s)); }));
         }
         tvr[v] = median(tr);
