@@ -29,6 +29,7 @@
  * in a graph of PDL launches, as exp_tile_xreg.cu times it. Check: the persistent kernel's f32
  * sums of layer 0's four GEMMs against the backend's bf16 outputs.
  *
+ * persist_own_kernel (OWN): x-writer warps make each stage's x from the f32 sums in the ring.
  * persist_cl_kernel (clusters of CL): the ranks of a cluster split each piece by k and add
  * their partials through distributed shared memory, rank r sending rows r 128 / CL ... as one
  * bulk reduce; persist_async_kernel: the same (CL = 1: without clusters) with four reducer warps
@@ -45,7 +46,8 @@
  * red.v2 sums, cluster pairs and deeper weight rings no better; the sums cost by their volume
  * through L2. CONV: 2.50-2.65 with a rolled conversion loop (an L2 round trip per item, ~14 us
  * a boundary), 1.90 with its loads issued in one round (~7.5 us a boundary). TCONV (each tile
- * converted by the reducers of its last piece): 3.7.
+ * converted by the reducers of its last piece): 3.7. OWN (x written per stage from the sums by
+ * x-writer warps): 3.9.
  *
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
@@ -463,6 +465,15 @@ __device__ __forceinline__ void for_each_piece(const gdesc *gd, int G, int q, in
         gemm_end(g);
     }
 }
+/* after the consumers' last piece of GEMM g: their bulk adds performed, the CTA counted in done[g] */
+__device__ __forceinline__ void consumers_done(int *done, int g, int tid) {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+    if (tid == 0) {
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        __threadfence();
+        atomicAdd(done + g * CPAD, 1);
+    }
+}
 /* one arrival on the same mbarrier of every other rank of the cluster */
 template <int CL> __device__ __forceinline__ void arrive_partners(uint32_t bar, int r) {
     for (int p2 = 0; p2 < CL; ++p2)
@@ -562,14 +573,7 @@ __global__ void __launch_bounds__(NTH, 1) persist_cl_kernel(const gdesc *__restr
             }
             ++pidx;
         },
-        [&](int g) {
-            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
-            if (tid == 0) {
-                asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-                __threadfence();
-                atomicAdd(done + g * CPAD, 1);
-            }
-        });
+        [&](int g) { consumers_done(done, g, tid); });
     if (pidx > 0) mbar_wait_cluster(xfree, (unsigned)((pidx - 1) & 1)); /* nobody reads our staging any more */
 #endif
 }
@@ -596,6 +600,153 @@ cudaError_t launch_clusters(void (*kern)(const gdesc *, int, int *), int CL, int
     if (clusters < sms / CL) return cudaErrorCooperativeLaunchTooLarge;
     return cudaLaunchKernelEx(&cfg, kern, gd, G, done);
 }
+/* ---- OWN: x made by x-producer warps from the sums, stage by stage ----
+ * No conversion step and no bf16 x buffer between GEMMs: eight x-writer warps walk the CTA's
+ * stages like the producer lane and write each stage's x (64 tokens x 64 k, bf16, 128-byte
+ * swizzle) straight into the ring from the GEMM before's f32 sums (SwiGLU of gate and up rows
+ * where the GEMM before is gate/up); GEMM 0 copies its fixed bf16 x. A stage's full barrier
+ * counts the producer lane's weights and the 256 x writers. One grid-wide meeting per boundary
+ * (done[g]: every CTA's sums of g performed). The sums are not zeroed for the next layer here
+ * (timing only: that would add their store volume again). Two stages of x in flight per
+ * writer: the loads of stage n + 1 go out before stage n is stored. */
+constexpr int XP_T = 256, NTH_O = CONS + XP_T + 32, XP_ITEMS = 64 * 8 / XP_T; /* (token, 8-k chunk) items per writer */
+
+struct xregs {
+    float v[XP_ITEMS][8], u[XP_ITEMS][8];
+};
+/* stage (g, kt)'s x values for this writer: items xt + XP_T j = (token, chunk) */
+__device__ __forceinline__ void x_load(xregs &r, const gdesc *gd, int g, int kt, int xt) {
+    const gdesc &d = gd[g];
+#pragma unroll
+    for (int j = 0; j < XP_ITEMS; ++j) {
+        const int item = xt + XP_T * j, tok = item % M, ch = item / M, k0 = kt * TBK + ch * 8;
+        if (g == 0) { /* the fixed input: 8 bf16 as 4 packed pairs in v[j][0..3] */
+            const uint4 q = __ldcg(reinterpret_cast<const uint4 *>(d.xb + (size_t)tok * d.K + k0));
+            r.v[j][0] = __uint_as_float(q.x), r.v[j][1] = __uint_as_float(q.y), r.v[j][2] = __uint_as_float(q.z), r.v[j][3] = __uint_as_float(q.w);
+            continue;
+        }
+        const gdesc &dp = gd[g - 1];
+        const bool glu = dp.N == 2 * d.K;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            r.v[j][e] = __ldcg(dp.out + (size_t)(k0 + e) * M + tok);
+            if (glu) r.u[j][e] = __ldcg(dp.out + (size_t)(k0 + e + d.K) * M + tok);
+        }
+    }
+}
+__device__ __forceinline__ void x_store(const xregs &r, const gdesc *gd, int g, uint32_t xs, int xt) {
+    const bool glu = g > 0 && gd[g - 1].N == 2 * gd[g].K;
+#pragma unroll
+    for (int j = 0; j < XP_ITEMS; ++j) {
+        const int item = xt + XP_T * j, tok = item % M, ch = item / M;
+        uint32_t w[4];
+        if (g == 0) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) w[e] = __float_as_uint(r.v[j][e]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                float a = r.v[j][2 * e], b = r.v[j][2 * e + 1];
+                if (glu) a = a / (1.f + __expf(-a)) * r.u[j][2 * e], b = b / (1.f + __expf(-b)) * r.u[j][2 * e + 1];
+                w[e] = pack_bf16(a, b);
+            }
+        }
+        const uint32_t addr = xs + (uint32_t)(tok * 128 + ((ch ^ (tok & 7)) << 4));
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+    }
+}
+
+template <int S>
+__global__ void __launch_bounds__(NTH_O, 1) persist_own_kernel(const gdesc *__restrict__ gd, int G, int *done) {
+#ifdef PL_HAVE_WGMMA
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, c = blockIdx.x, C = gridDim.x;
+    const uint32_t sb = (smem_u32(sm) + 1023u) & ~1023u, full = sb + S * STG, empty = full + S * 8;
+    const uint32_t stage_out = sb + S * STG + 1024;
+    float *stage_out_p = reinterpret_cast<float *>(sm + (stage_out - smem_u32(sm)));
+    if (tid == 0) {
+        for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1 + XP_T), mbar_init(empty + j * 8, CONS);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (warp == (CONS + XP_T) / 32) { /* the producer lane: weights only */
+        if (lane != 0) return;
+        const uint64_t wpol = l2_evict_first();
+        cursor wi{0, 0, 0, 0, 0, 1};
+        cursor_start(wi, gd, G, c, C);
+        int sw = 0, pw = 1;
+        while (wi.g < G) {
+            mbar_wait(empty + sw * 8, (unsigned)pw);
+            mbar_expect_tx(full + sw * 8, WB);
+            tma_load_2d(sb + sw * STG, &gd[wi.g].tw, wi.kt * TBK, wi.tile * TBM, full + sw * 8, wpol);
+            if (++sw == S) sw = 0, pw ^= 1;
+            cursor_next(wi, gd, G, c, C);
+        }
+        return;
+    }
+    if (warp >= CONS / 32) { /* the x writers */
+        const int xt = tid - CONS;
+        cursor xi{0, 0, 0, 0, 0, 1};
+        cursor_start(xi, gd, G, c, C);
+        int sx = 0, px = 1, ready = 0;
+        xregs r[2];
+        auto dep = [&](int g) { /* GEMM g's x may be read: every CTA's sums of g - 1 are in */
+            if (g <= ready) return;
+            if (xt == 0)
+                while (ld_acquire(done + (g - 1) * CPAD) < C) __nanosleep(32);
+            asm volatile("bar.sync 3, %0;\n" ::"n"(XP_T) : "memory");
+            ready = g;
+        };
+        if (xi.g < G) {
+            dep(xi.g);
+            x_load(r[0], gd, xi.g, xi.kt, xt);
+        }
+        while (xi.g < G) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) { /* r[h] holds stage xi; load the next into r[h ^ 1] first */
+                if (xi.g >= G) break;
+                cursor nx = xi;
+                cursor_next(nx, gd, G, c, C);
+                const int g = xi.g;
+                if (nx.g < G && nx.g == g) x_load(r[h ^ 1], gd, nx.g, nx.kt, xt);
+                mbar_wait(empty + sx * 8, (unsigned)px);
+                x_store(r[h], gd, g, sb + sx * STG + WB, xt);
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                mbar_arrive(full + sx * 8);
+                if (++sx == S) sx = 0, px ^= 1;
+                if (nx.g < G && nx.g != g) { /* the next GEMM's first stage: after its dependency */
+                    dep(nx.g);
+                    x_load(r[h ^ 1], gd, nx.g, nx.kt, xt);
+                }
+                xi = nx;
+            }
+        }
+        return;
+    }
+    /* consumers: persist_kernel's with bulk-reduce sums */
+    const int wg = warp >> 2;
+    float acc[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    int slot = 0, ph = 0;
+    for_each_piece<1>(
+        gd, G, c, C, 0,
+        [&](int, const gdesc &d, int t, int ka, int kb) {
+            for (int k = ka; k < kb; ++k) consume_stage<S>(acc, sb, full, empty, wg, slot, ph);
+            if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            stage_frags(stage_out_p, acc, warp, lane);
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("bar.sync 1, %0;\n" ::"n"(CONS) : "memory");
+            if (tid == 0) bulk_add(d.out + (size_t)t * TBM * M, stage_out, TBM * M * 4);
+        },
+        [&](int g) { consumers_done(done, g, tid); });
+#endif
+}
+template <int S> cudaError_t launch_persist_own(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
+    return launch_clusters(persist_own_kernel<S>, 1, NTH_O, (size_t)S * STG + 2048 + TBM * M * 4, gd, G, done, sms, s);
+}
+
 template <int S, int CL> cudaError_t launch_persist_cl(const gdesc *gd, int G, int *done, int sms, cudaStream_t s) {
     return launch_clusters(persist_cl_kernel<S, CL>, CL, NTH, (size_t)S * STG + 2048 + TBM * M * 4, gd, G, done, sms, s);
 }
@@ -749,6 +900,7 @@ const variant variants[] = {
     {"bulk stores, no adds (diag)", launch_persist<8, true, 8>},
     {"bulk adds + x from the sums", launch_persist<8, true, 2, 0, true>},
     {"reducers + x per tile", launch_persist_async<6, 1, true>},
+    {"x writers from the sums", launch_persist_own<8>},
 };
 
 } // namespace
