@@ -6,7 +6,8 @@
  * K/V appends of its rows (and its fallbacks), the greedy head (LM head + argmax, against
  * pl_argmax of the same kernel's logits), device sampling against src/model/sampler.c draw
  * for draw, the KV budget helper, and the error paths (bad arguments, out of memory,
- * nothing leaked). Exits 77 (skip) without CUDA or a GPU. */
+ * nothing leaked), and a decode batch's MLP as the fused kernel against the three kernels. Exits
+ * 77 (skip) without CUDA or a GPU. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ int main(void) {
 #include "base/bf16.h"
 #include "base/rng.h"
 #include "cuda/backend_cuda.h"
+#include "cuda/mlp_cuda.h"
 #include "model/model_internal.h"
 #include "pagellm/model.h"
 
@@ -337,6 +339,118 @@ static void test_matmul_norm(pair *p) {
     }
     pl_cuda_backend_tune_tile(p->g, 0, 0, 0);
     pl_cuda_backend_kslice(p->g, 0);
+}
+
+/* A decode batch's MLP (gate/up GEMM, SwiGLU, down GEMM, then the residual add + RMSNorm) with
+ * the fused kernel (pl_cuda_backend_fused_mlp: AUTO, or forced from 1 row) against the three
+ * kernels (never): the SwiGLU output must be the same bits, the down output, h and the norm
+ * within a bf16 rounding of the down sums' order, and near the CPU's; the kernel must have run
+ * where it has a plan on this device. With an add instead of the norm after it, its partials are
+ * added by their own kernel into the same bits. A shape with no plan runs the three kernels. */
+/* fused MLP modes of test_mlp_fused: pl_cuda_backend_fused_mlp's, and 3: forced in a plain
+ * launch (pl_cuda_backend_mlp_plain) */
+static void mlp_mode(pair *p, int mode) {
+    pl_cuda_backend_fused_mlp(p->g, mode == 3 ? 2 : mode);
+    pl_cuda_backend_mlp_plain(p->g, mode == 3);
+}
+
+static void test_mlp_fused(pair *p) {
+    /* {hidden, inter, rows, mode}: Qwen3-4B, -0.6B, -1.7B and -8B widths (the four compiled forms;
+     * a plain launch, mode 3), rows 1-64 (forced below the AUTO rows), and a hidden size with no
+     * plan */
+    static const int shapes[][4] = {{2560, 9728, 64, 0}, {2560, 9728, 40, 2}, {2560, 9728, 3, 2}, {1024, 3072, 60, 0},
+                                    {2048, 6144, 33, 2}, {4096, 12288, 17, 2}, {1000, 3000, 64, 2}, {2560, 9728, 57, 3}};
+    const size_t ns = sizeof shapes / sizeof shapes[0];
+    const int avail = pl_cuda_mlp_available();
+    char what[160];
+    for (size_t si = 0; si < ns; si++) {
+        const int H = shapes[si][0], I = shapes[si][1], M = shapes[si][2], fmode = shapes[si][3];
+        pl_cuda_mlp_plan plan;
+        const long want = avail && pl_cuda_mlp_plan_for(H, I, dev_sms(), &plan) ? 1 : 0;
+        const size_t e = 2, nx = (size_t)M * H, nh = (size_t)M * I;
+        float *wgu = rand_act(PL_F32, (size_t)2 * I * H, 0.05f), *wd = rand_act(PL_F32, (size_t)H * I, 0.05f);
+        float *x = rand_act(p->dt, nx, 1.0f), *nw = rand_act(PL_F32, (size_t)H, 1.0f), *r = rand_act(p->dt, nx, 4.0f);
+        void *cgu = make_weight(p, 0, wgu, 2 * I, H, 2, 1), *ggu = make_weight(p, 1, wgu, 2 * I, H, 2, 1);
+        void *cd = make_weight(p, 0, wd, H, I, 1, 1), *gd = make_weight(p, 1, wd, H, I, 1, 1);
+        void *cn = make_weight(p, 0, nw, 1, H, 1, 0), *gn = make_weight(p, 1, nw, 1, H, 1, 0);
+        void *xa = to_act(p->dt, x, nx), *ra = to_act(p->dt, r, nx);
+        void *dx = dup_dev(p, xa, nx * e), *dgu = p->go->alloc(p->g, 2 * nh * e), *dm = p->go->alloc(p->g, nh * e);
+        void *dy = p->go->alloc(p->g, nx * e), *dh = p->go->alloc(p->g, nx * e), *dout = p->go->alloc(p->g, nx * e);
+        unsigned char *mb[2], *yb[2], *hb[2], *ob[2];
+        for (int v = 0; v < 2; v++) { /* 0: fused (where it runs), 1: three kernels */
+            mlp_mode(p, v ? 1 : fmode);
+            const long runs0 = pl_cuda_backend_mlp_runs(p->g);
+            mb[v] = malloc(nh * e), yb[v] = malloc(nx * e), hb[v] = malloc(nx * e), ob[v] = malloc(nx * e);
+            CHECK(cudaMemcpy(dh, ra, nx * e, cudaMemcpyHostToDevice) == cudaSuccess);
+            CHECK(cudaMemset(dm, 0xff, nh * e) == cudaSuccess); /* NaN: every element must be written */
+            CHECK(cudaMemset(dy, 0xff, nx * e) == cudaSuccess);
+            CHECK_OK(p->go->matmul(p->g, dx, M, ggu, dgu, 0, err, sizeof err), err);
+            CHECK(p->go->swiglu(p->g, dgu, M, I, dm) == PL_OK);
+            CHECK_OK(p->go->matmul(p->g, dm, M, gd, dy, 0, err, sizeof err), err);
+            CHECK(p->go->add_rmsnorm(p->g, dh, dy, gn, M, H, 1e-6f, dout) == PL_OK);
+            down(p, mb[v], dm, nh * e);
+            down(p, yb[v], dy, nx * e);
+            down(p, hb[v], dh, nx * e);
+            down(p, ob[v], dout, nx * e);
+            const long got = pl_cuda_backend_mlp_runs(p->g) - runs0;
+            CHECK_MSG(got == (v ? 0 : want), "mlp [%d x %d], inter %d, variant %d: %ld fused launches, want %ld", M, H, I, v, got,
+                      v ? 0 : want);
+        }
+        snprintf(what, sizeof what, "mlp [%d x %d], inter %d, mode %d, fused", M, H, I, fmode);
+        /* the SwiGLU output: the same bits wherever the tile GEMM sums gate/up over all of K in one
+         * CTA (Qwen3-4B, -1.7B, -8B); one bf16 rounding apart where it splits K (-0.6B at 48 rows) */
+        size_t same = 0;
+        for (size_t i = 0; i < nh; i++) same += ((const uint16_t *)mb[0])[i] == ((const uint16_t *)mb[1])[i];
+        CHECK_MSG(same >= nh - nh / 100, "%s: SwiGLU output: %zu of %zu values the three kernels' bits", what, same, nh);
+        float *gf = malloc(sizeof(float) * nx), *cf = malloc(sizeof(float) * nx);
+        float *gm = malloc(sizeof(float) * nh), *cmf = malloc(sizeof(float) * nh);
+        from_act(p->dt, mb[0], nh, gm);
+        from_act(p->dt, mb[1], nh, cmf);
+        cmp(what, gm, cmf, nh, 1e-2, 1e-3);
+        free(gm), free(cmf);
+        from_act(p->dt, yb[0], nx, gf);
+        from_act(p->dt, yb[1], nx, cf);
+        cmp(what, gf, cf, nx, 1e-2, 1e-3);
+        /* the norm's h and output from the fused y: as the CPU makes them from it */
+        CHECK(p->co->add(&p->cpu, ra, yb[0], nx) == PL_OK);
+        CHECK_MSG(memcmp(ra, hb[0], nx * e) == 0, "%s: h differs from the CPU add of its down output", what);
+        void *co = malloc(nx * e), *cm = malloc(nh * e), *cgo = malloc(2 * nh * e), *cy = malloc(nx * e);
+        CHECK(p->co->rmsnorm(&p->cpu, ra, cn, M, H, 1e-6f, co) == PL_OK);
+        from_act(p->dt, ob[0], nx, gf);
+        from_act(p->dt, co, nx, cf);
+        cmp(what, gf, cf, nx, act_tol(p->dt), 1e-3);
+        /* against the CPU's three ops */
+        CHECK_OK(p->co->matmul(&p->cpu, xa, M, cgu, cgo, 0, err, sizeof err), err);
+        CHECK(p->co->swiglu(&p->cpu, cgo, M, I, cm) == PL_OK);
+        CHECK_OK(p->co->matmul(&p->cpu, cm, M, cd, cy, 0, err, sizeof err), err);
+        from_act(p->dt, yb[0], nx, gf);
+        from_act(p->dt, cy, nx, cf);
+        snprintf(what, sizeof what, "mlp [%d x %d], inter %d, fused against the CPU", M, H, I);
+        cmp(what, gf, cf, nx, 2e-2, 1e-3);
+        /* an add after it instead of the norm: the partials added by their own kernel, the same y */
+        mlp_mode(p, fmode);
+        CHECK(cudaMemset(dy, 0xff, nx * e) == cudaSuccess);
+        CHECK_OK(p->go->matmul(p->g, dx, M, ggu, dgu, 0, err, sizeof err), err);
+        CHECK(p->go->swiglu(p->g, dgu, M, I, dm) == PL_OK);
+        CHECK_OK(p->go->matmul(p->g, dm, M, gd, dy, 0, err, sizeof err), err);
+        CHECK(p->go->add(p->g, dh, dy, nx) == PL_OK);
+        down(p, cy, dy, nx * e);
+        CHECK_MSG(memcmp(cy, yb[0], nx * e) == 0, "%s: down output differs with an add after it", what);
+        /* held gate/up followed by another op: the GEMM launches as it was */
+        CHECK(cudaMemset(dgu, 0xff, 2 * nh * e) == cudaSuccess);
+        CHECK_OK(p->go->matmul(p->g, dx, M, ggu, dgu, 0, err, sizeof err), err);
+        CHECK(p->go->add(p->g, dh, dy, nx) == PL_OK);
+        CHECK(p->go->swiglu(p->g, dgu, M, I, dm) == PL_OK);
+        down(p, cm, dm, nh * e);
+        CHECK_MSG(memcmp(cm, mb[1], nh * e) == 0, "%s: gate/up + SwiGLU differ when another op follows the GEMM", what);
+        mlp_mode(p, 0);
+        for (int v = 0; v < 2; v++) free(mb[v]), free(yb[v]), free(hb[v]), free(ob[v]);
+        p->go->free(p->g, dx), p->go->free(p->g, dgu), p->go->free(p->g, dm), p->go->free(p->g, dy), p->go->free(p->g, dh);
+        p->go->free(p->g, dout);
+        p->co->weight_free(&p->cpu, cgu), p->go->weight_free(p->g, ggu), p->co->weight_free(&p->cpu, cd), p->go->weight_free(p->g, gd);
+        p->co->weight_free(&p->cpu, cn), p->go->weight_free(p->g, gn);
+        free(wgu), free(wd), free(x), free(nw), free(r), free(xa), free(ra), free(gf), free(cf), free(co), free(cm), free(cgo), free(cy);
+    }
 }
 
 static void test_elementwise(pair *p) {
@@ -1217,6 +1331,7 @@ int main(void) {
         if (i == 0) test_rope_attention(&p);
         if (i == 0) {
             test_matmul_norm(&p);
+            test_mlp_fused(&p);
             test_attention_gemm(&p);
             test_sampler(&p);
             test_errors(&p);

@@ -3,7 +3,8 @@
  * (max|diff| <= 2e-2 x max|logit|, argmax equal on >= 95% of positions) through whole
  * prefill, chunked prefill + decode and a batch; synthetic models against the CPU backend
  * (batches with an empty slot, page-pool growth on the device); a capped device budget
- * refusing a prefill without change; `pagellm logits --device cuda`. PL_CUDA_TEST_BIG=1
+ * refusing a prefill without change; a 48-row decode batch with the fused MLP against the three
+ * kernels; `pagellm logits --device cuda`. PL_CUDA_TEST_BIG=1
  * adds a qwen3-0.6b-shape synthetic model against the CPU bf16 path. Exits 77 (skip)
  * without CUDA or a GPU. */
 #define _POSIX_C_SOURCE 200809L
@@ -18,7 +19,10 @@ int main(void) {
     return 77;
 }
 #else
+#include <cuda_runtime.h>
+
 #include "cuda/backend_cuda.h"
+#include "cuda/mlp_cuda.h"
 #include "golden_test_util.h"
 #include "model/model_internal.h"
 
@@ -201,6 +205,72 @@ static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
     pl_model_free(m);
 }
 
+/* A decode batch of 60 rows, which the fused MLP takes (AUTO past 56 rows) where the shape has a
+ * plan, against the same steps with the three kernels (pl_cuda_backend_fused_mlp 1) on twin
+ * caches: logits within the bf16 tolerance, argmax nearly always equal (the down sums add in
+ * another order), and the kernel must have run where it can. */
+static void fused_mlp_model(const char *shape) {
+    pl_model_options og = {PL_BF16, PL_DEVICE_CUDA, 2, 0};
+    pl_model *m = NULL;
+    CHECK_OK(pl_model_create_synthetic(shape, 11, &og, &m, err, sizeof err), err);
+    if (!m) return;
+    pl_cuda_backend *be = (pl_cuda_backend *)m->bctx;
+    const pl_model_config *c = pl_model_get_config(m);
+    enum { S = 60, STEPS = 4 };
+    const int V = c->vocab_size;
+    pl_kv_pools pools[2];
+    pl_kv_seq seqs[2][S];
+    pl_kv_seq *sp[2][S];
+    for (int v = 0; v < 2; v++) {
+        CHECK_OK(pl_model_create_pools(m, 16, PL_POOL_GROWABLE, 0, &pools[v], err, sizeof err), err);
+        for (int s = 0; s < S; s++) {
+            CHECK_OK(pl_kv_seq_init(&seqs[v][s], &pools[v], err, sizeof err), err);
+            sp[v][s] = &seqs[v][s];
+        }
+    }
+    float *lg[2] = {malloc(sizeof(float) * (size_t)V * S), malloc(sizeof(float) * (size_t)V * S)};
+    int32_t toks[8 * S], next[S];
+    int lens[S], pos[S], n = 0;
+    for (int s = 0; s < S; s++) {
+        lens[s] = 3 + s % 5, pos[s] = 0;
+        for (int t = 0; t < lens[s]; t++) toks[n++] = (int32_t)((s * 131 + t * 17 + 3) % V);
+    }
+    const long runs0 = pl_cuda_backend_mlp_runs(be);
+    for (int v = 0; v < 2; v++) {
+        pl_forward_batch fb = {S, toks, lens, pos, sp[v], NULL, 0};
+        CHECK_OK(pl_model_forward(m, &fb, lg[v], err, sizeof err), err);
+    }
+    for (int s = 0; s < S; s++) next[s] = pl_argmax(lg[1] + (size_t)s * V, V);
+    int agree = 0;
+    for (int step = 0; step < STEPS; step++) {
+        for (int v = 0; v < 2; v++) {
+            pl_cuda_backend_fused_mlp(be, v); /* 0: AUTO, 1: the three kernels */
+            for (int s = 0; s < S; s++) lens[s] = 1, pos[s] = pl_kv_seq_offset(&seqs[v][s]), toks[s] = next[s];
+            pl_forward_batch fb = {S, toks, lens, pos, sp[v], NULL, 0};
+            CHECK_OK(pl_model_forward(m, &fb, lg[v], err, sizeof err), err);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "%s, %d rows, step %d: fused MLP vs three kernels", shape, S, step);
+        agree += gt_compare(what, lg[0], lg[1], S, V, 2e-2, 0.0);
+        for (int s = 0; s < S; s++) next[s] = pl_argmax(lg[1] + (size_t)s * V, V);
+    }
+    pl_cuda_backend_fused_mlp(be, 0);
+    pl_cuda_mlp_plan plan;
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    const int can = pl_cuda_mlp_available() && pl_cuda_mlp_plan_for(c->hidden_size, c->intermediate_size, sms, &plan);
+    const long runs = pl_cuda_backend_mlp_runs(be) - runs0;
+    printf("  %s: fused MLP launches %ld (plan here: %d), argmax agrees on %d of %d rows\n", shape, runs, can, agree, S * STEPS);
+    CHECK_MSG(can ? runs > 0 : runs == 0, "%s: %ld fused MLP launches, plan %d", shape, runs, can);
+    CHECK_MSG(agree >= 0.95 * S * STEPS, "%s: argmax agrees on %d of %d rows", shape, agree, S * STEPS);
+    for (int v = 0; v < 2; v++) {
+        for (int s = 0; s < S; s++) pl_kv_seq_destroy(&seqs[v][s]);
+        pl_kv_pools_destroy(&pools[v]);
+        free(lg[v]);
+    }
+    pl_model_free(m);
+}
+
 int main(void) {
     if (pl_cuda_device_check(err, sizeof err) != PL_OK) {
         printf("SKIP: %s\n", err);
@@ -215,6 +285,8 @@ int main(void) {
     graphs_vs_eager("tiny-untied", PL_F32, 0);
     graphs_vs_eager("serve", PL_BF16, 4); /* 4 layers: segments of 1 and 3 */
     graphs_vs_eager("serve", PL_F32, 2);
+    fused_mlp_model("small");      /* hidden 512, intermediate 1536: the fused MLP on 64 CTAs */
+    fused_mlp_model("qwen3-0.6b"); /* hidden 1024, intermediate 3072: on 128 CTAs */
     const char *big = getenv("PL_CUDA_TEST_BIG");
     if (big && atoi(big) > 0) {
         synthetic_pair("qwen3-0.6b", 0, 48, 20, 0.95);

@@ -13,10 +13,11 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
- *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
- * --attn-splits N, --kslice N, --attn-warps N: the decode attention's context splits (0: heuristic),
- * the k-sliced tile knob (pl_cuda_backend_kslice) and the attention's CTA width for the whole run, e.g. to compare settings in separate processes
+ *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab]
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ * --attn-splits N, --kslice N, --attn-warps N, --mlp N: the decode attention's context splits (0: heuristic),
+ * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width and the fused MLP's mode
+ * (pl_cuda_backend_fused_mlp) for the whole run, e.g. to compare settings in separate processes
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -119,6 +120,14 @@ static void tile_max_mode(pl_cuda_backend *b, int n) { pl_cuda_backend_tune_tile
 /* --kslice-ab: k-sliced tiles at every size they take (2-8 rows), or never */
 static void kslice_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_kslice(b, on ? 1 : 2); }
 
+/* --mlp-ab: the MLP as the fused kernel at every batch it takes (forced from 1 row), or the three kernels */
+static void mlp_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_fused_mlp(b, on ? 1 : 2); }
+/* --mlp-plain-ab: the fused MLP (forced) in a cooperative launch, or a plain one (pl_cuda_backend_mlp_plain) */
+static void mlp_plain_mode(pl_cuda_backend *b, int on) {
+    pl_cuda_backend_fused_mlp(b, 2);
+    pl_cuda_backend_mlp_plain(b, on);
+}
+
 /* --rope-ab: q/k norm + RoPE and K/V append inside the decode attention (always), or their own kernel */
 static void rope_kernel_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_attn_rope(b, on ? 1 : 2); }
 
@@ -163,8 +172,9 @@ int pl_diag_set_gemv(void *p);
 int pl_diag_set_attn_mma(void *p);
 int pl_diag_set_attn_split(void *p);
 int pl_diag_set_backend(void *p);
+int pl_diag_set_mlp(void *p);
 static int diag_set(void *p) {
-    return pl_diag_set_gemv(p) || pl_diag_set_attn_mma(p) || pl_diag_set_attn_split(p) || pl_diag_set_backend(p);
+    return pl_diag_set_gemv(p) || pl_diag_set_attn_mma(p) || pl_diag_set_attn_split(p) || pl_diag_set_backend(p) || pl_diag_set_mlp(p);
 }
 /* --diag-stamps FILE: three serving steps with every instrumented CTA's stamps; the records of
  * each appended to FILE as text, one CTA per line */
@@ -204,8 +214,8 @@ int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "", *diag_path = NULL;
-    int set_splits = -1, set_kslice = -1, set_warps = -1; /* --attn-splits N, --kslice N, --attn-warps N: the whole run */
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -223,7 +233,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--rope-ab")) rope_ab = 1;
         else if (!strcmp(argv[i], "--parts-ab")) parts_ab = 1;
         else if (!strcmp(argv[i], "--kslice-ab")) kslice_ab = 1;
+        else if (!strcmp(argv[i], "--mlp-ab")) mlp_ab = 1;
+        else if (!strcmp(argv[i], "--mlp-plain-ab")) mlp_plain_ab = 1;
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-splits") && i + 1 < argc) set_splits = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-warps") && i + 1 < argc) set_warps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-max-ab") && i + 1 < argc) tile_max_n = atoi(argv[++i]);
@@ -270,6 +283,7 @@ int main(int argc, char **argv) {
     double load_s = pl_now_seconds() - t0;
     if (set_splits > 0) pl_cuda_backend_attn_splits(m->bctx, set_splits);
     if (set_kslice > 0) pl_cuda_backend_kslice(m->bctx, set_kslice);
+    if (set_mlp >= 0) pl_cuda_backend_fused_mlp(m->bctx, set_mlp);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;
@@ -306,7 +320,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (mlp_ab ? 6 : 0) + (mlp_plain_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -457,6 +471,15 @@ int main(int argc, char **argv) {
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, kslice_mode, 1, "kslice",
                           kslice_names);
             pl_cuda_backend_kslice(m->bctx, set_kslice > 0 ? set_kslice : 0);
+            static const char *const mlp_names[2] = {"fused MLP", "three kernels"};
+            if (mlp_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, mlp_mode, 1, "MLP", mlp_names);
+            static const char *const plain_names[2] = {"fused, cooperative", "fused, plain launch"};
+            if (mlp_plain_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, mlp_plain_mode, 1, "MLP launch",
+                          plain_names);
+            pl_cuda_backend_mlp_plain(m->bctx, 0);
+            pl_cuda_backend_fused_mlp(m->bctx, set_mlp >= 0 ? set_mlp : 0);
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)

@@ -23,7 +23,7 @@ import sys
 from collections import defaultdict
 
 KIND = {1: "gemm", 2: "attention", 3: "split merge", 4: "add+rmsnorm", 5: "swiglu", 7: "embed", 8: "argmax finish",
-        9: "rmsnorm", 10: "add+rmsnorm (generic)", 11: "add+rmsnorm (parts)"}
+        9: "rmsnorm", 10: "add+rmsnorm (generic)", 11: "add+rmsnorm (parts)", 12: "mlp (fused)"}
 
 
 def gemm_name(n, k, hidden):

@@ -25,6 +25,7 @@ extern "C" {
 #include "cuda/backend_cuda.h"
 #include "cuda/elem.cuh"
 #include "cuda/gemv_cuda.h"
+#include "cuda/mlp_cuda.h"
 #include "cuda/ptx.cuh"
 #include "cuda/diag_stamps.cuh"
 #include "pagellm/cuda.h"
@@ -76,6 +77,24 @@ struct mm_pending {
     const void *w, *x;
     void *y;
     int rows, N, K, on;
+};
+
+/* A decode batch's MLP held for the fused kernel (src/cuda/mlp.cu): stage 1, the gate/up GEMM
+ * (op_matmul); stage 2, and the SwiGLU after it (op_swiglu). The down GEMM of h then launches
+ * the one kernel instead; anything else launches what is held as it was (flush_pending). */
+struct mlp_pending {
+    int stage;
+    const void *w, *x; /* the gate/up weight's device data, its x */
+    void *gu, *h;      /* the GEMM's output, the SwiGLU's */
+    int rows, N, K;    /* gate/up: [N = 2 inter, K = hidden] */
+    pl_cuda_mlp_plan plan;
+};
+/* The fused MLP's down partials (pl_cuda_mlp_bf16), for the add + RMSNorm after it to add
+ * (else flush_pending adds them into y). */
+struct mlp_parts {
+    int on;
+    void *y; /* where the down GEMM's bf16 output belongs */
+    int rows, N, splits;
 };
 
 /* A q/k norm + RoPE with q_out (the paged path) not yet launched: the K/V appends that follow
@@ -144,6 +163,15 @@ struct pl_cuda_backend {
     kv_pending pend;
     rope_pending rope;
     mm_pending mm;
+    mlp_pending mlp;
+    mlp_parts mlpp;
+    int mlp_mode; /* the fused MLP: 0 AUTO (PL_CUDA_MLP_MIN_ROWS..64 rows), 1 never, 2 from 1 row */
+    int mlp_plain; /* a benchmark knob: its launch without the cooperative guarantee (pl_cuda_backend_mlp_plain) */
+    int mlp_ok;   /* its wgmma build runs on this device (probed at create) */
+    float *mlp_part; /* its down partials (64 rows of its largest plan) and counters */
+    size_t mlp_part_bytes;
+    int *mlp_cnt;
+    long mlp_runs; /* fused MLP launches (pl_cuda_backend_mlp_runs) */
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
     long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
@@ -1277,6 +1305,22 @@ int parts_ctas(int dim) {
     return 0;
 }
 
+/* h += x, out = RMSNorm(h) * w with x given as ks f32 partial planes [rows][dim] (a held tile
+ * GEMM's or the fused MLP's): the partials' kernel, parts_ctas(dim) CTAs per row */
+int launch_parts_norm(pl_cuda_backend *b, void *h, const void *x, const void *w, int rows, int dim, float eps, void *out, const float *parts,
+                      int ks) {
+    const int C = parts_ctas(dim), warps = (dim / 8 + 31) / 32 / C;
+    if (!b->parts_attr) { /* clusters past 8 CTAs (the portable size) */
+        cudaFuncSetAttribute(add_rmsnorm_parts_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        b->parts_attr = 1;
+    }
+    launch_pdl_cluster(add_rmsnorm_parts_kernel, dim3(rows, C), dim3(32 * warps), 0, b->stream, b->pdl_small, (unsigned)C,
+                       static_cast<__nv_bfloat16 *>(h), static_cast<__nv_bfloat16 *>(const_cast<void *>(x)), parts, ks,
+                       static_cast<const float *>(w), dim, eps, static_cast<__nv_bfloat16 *>(out));
+    b->parts_fused++;
+    return check_launch(b, "add_rmsnorm kernel (GEMM partials)");
+}
+
 int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
@@ -1284,34 +1328,32 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
      * parts_ctas, 16-byte aligned, the norm not skipped), else it launches as it was */
     const uintptr_t al = (uintptr_t)h | (uintptr_t)x | (uintptr_t)out | (uintptr_t)w->d;
     const int C = parts_ctas(dim); /* CTAs per row of the partials' kernel */
+    const bool parts_ok = b->act == PL_BF16 && dim % 8 == 0 && C > 0 && (al & 15) == 0 && !(b->skip & PL_CUDA_SKIP_NORM) && w->rows * w->cols >= dim;
     mm_pending parts = b->mm;
-    parts.on = parts.on && parts.y == x && parts.rows == rows && parts.N == dim && b->act == PL_BF16 && dim % 8 == 0 &&
-               C > 0 && (al & 15) == 0 && !(b->skip & PL_CUDA_SKIP_NORM) && w->rows * w->cols >= dim;
+    parts.on = parts.on && parts.y == x && parts.rows == rows && parts.N == dim && parts_ok;
     if (parts.on) b->mm.on = 0;
+    /* or the fused MLP's down partials */
+    const mlp_parts mparts = b->mlpp;
+    const bool mlp_on = mparts.on && mparts.y == x && mparts.rows == rows && mparts.N == dim && parts_ok;
+    if (mlp_on) b->mlpp.on = 0;
     if (int frc = flush_pending(b)) return frc;
     if (rows <= 0) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_NORM) return PL_OK;
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "add_rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
     SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
     if (REPLAYING(b)) return PL_OK;
-    if (parts.on) {
-        /* the GEMM's K-split partials, added here: the warps' sums of squares in the order of
-         * add_rmsnorm_bf16x8_kernel, so h, x and out get the bits of the unfused pair */
-        const int warps = (dim / 8 + 31) / 32 / C;
-        if (!b->parts_attr) { /* clusters past 8 CTAs (the portable size) */
-            cudaFuncSetAttribute(add_rmsnorm_parts_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-            b->parts_attr = 1;
+    if (parts.on || mlp_on) {
+        /* the GEMM's K-split partials (or the fused MLP's), added here: the warps' sums of
+         * squares in the order of add_rmsnorm_bf16x8_kernel, so h, x and out get the bits of the
+         * unfused pair */
+        if (parts.on) {
+            const int ge = pl_cuda_gemv_parts_bf16(parts.w, parts.x, rows, dim, parts.K, &b->gemv_ws, b->stream);
+            if (ge != 0)
+                return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, parts.K, dim, parts.K,
+                               cudaGetErrorString(static_cast<cudaError_t>(ge)));
         }
-        const int ge = pl_cuda_gemv_parts_bf16(parts.w, parts.x, rows, dim, parts.K, &b->gemv_ws, b->stream);
-        if (ge != 0)
-            return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, parts.K, dim, parts.K,
-                           cudaGetErrorString(static_cast<cudaError_t>(ge)));
-        launch_pdl_cluster(add_rmsnorm_parts_kernel, dim3(rows, C), dim3(32 * warps), 0, b->stream, b->pdl_small, (unsigned)C,
-                           static_cast<__nv_bfloat16 *>(h), static_cast<__nv_bfloat16 *>(parts.y), pl_cuda_gemv_parts(&b->gemv_ws),
-                           pl_cuda_gemv_tile_splits(dim, parts.K, rows, &b->gemv_ws), static_cast<const float *>(w->d), dim, eps,
-                           static_cast<__nv_bfloat16 *>(out));
-        b->parts_fused++;
-        return check_launch(b, "add_rmsnorm kernel (GEMM partials)");
+        return launch_parts_norm(b, h, x, w->d, rows, dim, eps, out, parts.on ? pl_cuda_gemv_parts(&b->gemv_ws) : b->mlp_part,
+                                 parts.on ? pl_cuda_gemv_tile_splits(dim, parts.K, rows, &b->gemv_ws) : mparts.splits);
     }
     if (b->act == PL_BF16 && dim % 8 == 0 && dim <= 8 * 1024 && (al & 15) == 0) {
         const int t8 = (dim / 8 + 31) / 32 * 32;
@@ -1386,10 +1428,79 @@ pl_cuda_gemv_ws gemv_ws_for(const pl_cuda_backend *b, int rows, int x_rows) {
     return ws;
 }
 
+/* Rows from which AUTO runs a decode batch's MLP as the fused kernel (src/cuda/mlp.cu):
+ * measured on the H200 against gate/up + SwiGLU + down in the Qwen3-4B step (PERF.md,
+ * twenty-ninth session): 1-3% faster at 64 rows, level at 56, 0.5-1.5% slower at 40-48. */
+#define PL_CUDA_MLP_MIN_ROWS 57
+
+/* Whether a gate/up GEMM of `rows` rows (w [2 inter, hidden] bf16, x, into y) may be held for
+ * the fused MLP, with its plan. Its scratch (down partials for 64 rows, counters) is sized in an
+ * eager step, never inside a capture; a shape the kernel does not take, or no scratch, runs the
+ * three kernels. */
+bool mlp_holds(pl_cuda_backend *b, int rows, const cuda_weight *w, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
+    if (!b->mlp_ok || b->mlp_mode == 1 || b->skip || b->act != PL_BF16 || w->dtype != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
+        rows < (b->mlp_mode == 2 ? 1 : PL_CUDA_MLP_MIN_ROWS) || w->rows % 2 || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)w->d) & 15))
+        return false;
+    if (!pl_cuda_mlp_plan_for(w->cols, w->rows / 2, b->gemv_ws.sms, plan)) return false;
+    if (b->mlp_plain) plan->coop = 0;
+    const size_t need = (size_t)plan->splits * PL_CUDA_MLP_ROWS * plan->hidden * 4;
+    if (need <= b->mlp_part_bytes && b->mlp_cnt) return true;
+    if (b->gmode == G_CAPTURE) return false;
+    /* scratch as the GEMMs' (not counted in live_bytes) */
+    cudaStreamSynchronize(b->stream); /* the old partials may be in use */
+    if (b->mlp_part) cudaFree(b->mlp_part);
+    b->mlp_part = nullptr;
+    b->mlp_part_bytes = 0;
+    float *part = nullptr;
+    if (cudaMalloc(&part, need) == cudaSuccess) b->mlp_part = part, b->mlp_part_bytes = need;
+    if (b->mlp_part && !b->mlp_cnt) { /* zero, and zero again after every launch */
+        int *cnt = nullptr;
+        if (cudaMalloc(&cnt, 64 * sizeof(int)) == cudaSuccess && cudaMemsetAsync(cnt, 0, 64 * sizeof(int), b->stream) == cudaSuccess)
+            b->mlp_cnt = cnt;
+        else if (cnt)
+            cudaFree(cnt);
+    }
+    cudaGetLastError(); /* a failed allocation is not sticky: the three kernels run instead */
+    return b->mlp_part && b->mlp_cnt;
+}
+
+/* A held MLP's ops launched as they were: the gate/up GEMM, and its SwiGLU when held too. */
+int launch_swiglu(pl_cuda_backend *b, const void *gu, int rows, int inter, void *out);
+int launch_held_mlp(pl_cuda_backend *b) {
+    const mlp_pending m = b->mlp;
+    b->mlp.stage = 0;
+    const pl_cuda_gemv_ws ws = gemv_ws_for(b, m.rows, readable_rows(b, m.x, (size_t)m.K * 2));
+    const int ge = pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.gu, 0, PL_CUDA_GEMV_TILE, &ws, b->stream);
+    if (ge != 0)
+        return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", m.rows, m.K, m.N, m.K,
+                       cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    return m.stage == 2 ? launch_swiglu(b, m.gu, m.rows, m.N / 2, m.h) : PL_OK;
+}
+
+/* The held MLP with the down weight wd as the fused kernel; its down partials wait for the add
+ * + RMSNorm after it (op_add_rmsnorm) and belong in y (else flush_pending adds them there). */
+int launch_mlp(pl_cuda_backend *b, const void *wd, void *y, char *err, size_t err_len) {
+    const mlp_pending m = b->mlp;
+    b->mlp.stage = 0;
+    const int xr = readable_rows(b, m.x, (size_t)m.K * 2);
+    const int ge = pl_cuda_mlp_bf16(&m.plan, m.x, m.rows, xr > m.rows ? xr : m.rows, m.w, wd, m.h, b->mlp_part, b->mlp_cnt, b->gemv_ws.pdl,
+                                    b->stream);
+    if (ge != 0)
+        return pl_fail(err, err_len, PL_ERR_CUDA, "mlp of %d rows (hidden %d, intermediate %d): fused kernel launch: %s", m.rows, m.K,
+                       m.N / 2, cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    b->mlpp = mlp_parts{1, y, m.rows, m.K, m.plan.splits};
+    b->mlp_runs++;
+    return PL_OK;
+}
+
 int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int out_f32, char *err, size_t err_len) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
-    int frc = flush_pending(b);
+    /* the down GEMM of a held MLP (its SwiGLU's output, [hidden, inter]): the fused kernel; the
+     * held ops are its, so nothing is flushed */
+    const bool mlp_down = b->mlp.stage == 2 && x == b->mlp.h && rows == b->mlp.rows && !out_f32 && w->is_matrix && w->dtype == PL_BF16 &&
+                          w->rows == b->mlp.K && 2 * w->cols == b->mlp.N && ((uintptr_t)out & 15) == 0 && ((uintptr_t)w->d & 15) == 0;
+    int frc = mlp_down ? PL_OK : flush_pending(b);
     if (frc) return fwd(b, frc, err, err_len);
     if (!w->is_matrix) return pl_fail(err, err_len, PL_ERR_INTERNAL, "matmul: weight is not a matrix");
     if (rows <= 0) return PL_OK;
@@ -1412,8 +1523,10 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     SIG(b, 6ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(out), (unsigned long long)out_f32, (unsigned long long)b->gemv_mode,
         (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
-        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice);
+        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice,
+        (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain);
     if (REPLAYING(b)) return PL_OK;
+    if (mlp_down) return launch_mlp(b, w->d, out, err, err_len);
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
         if (rc) return fwd(b, rc, err, err_len);
@@ -1423,6 +1536,11 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
     if (variant) {
         if (int rc = ensure_gemv_ws(b, variant, N, K, err, err_len)) return rc;
         const pl_cuda_gemv_ws ws = gemv_ws_for(b, rows, variant == PL_CUDA_GEMV_TILE ? readable_rows(b, x, (size_t)K * 2) : 0);
+        pl_cuda_mlp_plan plan;
+        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && mlp_holds(b, rows, w, x, dst, &plan)) {
+            b->mlp = mlp_pending{1, w->d, x, dst, nullptr, rows, N, K, plan}; /* op_swiglu and the down GEMM may follow */
+            return PL_OK;
+        }
         if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && b->parts_norm == 0 && rows >= 2 && rows <= 16 &&
             pl_cuda_gemv_tile_splits(N, K, rows, &ws) > 1 && !pl_cuda_gemv_kslice(rows, N, K, &ws)) {
             b->mm = mm_pending{w->d, x, dst, rows, N, K, 1}; /* op_add_rmsnorm may take its partials */
@@ -1539,6 +1657,14 @@ int launch_rope_append(pl_cuda_backend *b, const rope_pending &r) {
  * every host-facing call starts here. Signatures were taken when the work was deferred; a
  * replay launches nothing. */
 int flush_pending(pl_cuda_backend *b) {
+    if (b->mlp.stage)
+        if (int rc = launch_held_mlp(b)) return rc;
+    if (b->mlpp.on) { /* the fused MLP's down partials, no norm after it: added into its output */
+        const mlp_parts q = b->mlpp;
+        b->mlpp.on = 0;
+        const int ge = pl_cuda_mlp_sum_bf16(b->mlp_part, q.splits, q.rows, q.N, q.y, b->pdl_small, b->stream);
+        if (ge != 0) return set_err(b, PL_ERR_CUDA, "mlp partials sum launch: %s", cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    }
     if (b->mm.on) { /* held only while nothing else is pending (op_matmul flushed first) */
         const mm_pending m = b->mm;
         b->mm.on = 0;
@@ -1586,14 +1712,7 @@ int op_qk_norm_rope(void *ctx, void *qkv, int rows, size_t row_stride, int nq, i
     return launch_qk_norm_rope(b, r);
 }
 
-int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
-    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
-    if (int frc = flush_pending(b)) return frc;
-    const size_t n = (size_t)rows * inter;
-    if (!n) return PL_OK;
-    if (b->skip & PL_CUDA_SKIP_SWIGLU) return PL_OK;
-    SIG(b, 9ULL, U64(gu), (unsigned long long)rows, (unsigned long long)inter, U64(out));
-    if (REPLAYING(b)) return PL_OK;
+int launch_swiglu(pl_cuda_backend *b, const void *gu, int rows, int inter, void *out) {
     const size_t es = esize(b->act);
     for (int r0 = 0; r0 < rows; r0 += 65535) { /* grid.y limit */
         const int nr = rows - r0 < 65535 ? rows - r0 : 65535;
@@ -1608,6 +1727,26 @@ int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
                        reinterpret_cast<float *>(o));
     }
     return check_launch(b, "swiglu kernel");
+}
+
+int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
+    pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
+    /* the SwiGLU of a held gate/up GEMM: held too, for the fused MLP (op_matmul) */
+    const bool held = b->mlp.stage == 1 && gu == b->mlp.gu && rows == b->mlp.rows && 2 * inter == b->mlp.N &&
+                      !(b->skip & PL_CUDA_SKIP_SWIGLU) && ((uintptr_t)out & 15) == 0;
+    if (!held)
+        if (int frc = flush_pending(b)) return frc;
+    const size_t n = (size_t)rows * inter;
+    if (!n) return PL_OK;
+    if (b->skip & PL_CUDA_SKIP_SWIGLU) return PL_OK;
+    SIG(b, 9ULL, U64(gu), (unsigned long long)rows, (unsigned long long)inter, U64(out));
+    if (REPLAYING(b)) return PL_OK;
+    if (held) {
+        b->mlp.stage = 2;
+        b->mlp.h = out;
+        return PL_OK;
+    }
+    return launch_swiglu(b, gu, rows, inter, out);
 }
 
 int op_add(void *ctx, void *h, const void *x, size_t n) {
@@ -2179,6 +2318,7 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
         pl_cuda_backend_destroy(b);
         return pl_fail(err, err_len, PL_ERR_CUDA, "cuBLAS handle: status %d (%s)", (int)st, cublasGetStatusString(st));
     }
+    b->mlp_ok = pl_cuda_mlp_available();
     b->kv_ops.alloc = kv_alloc;
     b->kv_ops.free = kv_free;
     b->kv_ops.copy = kv_copy;
@@ -2205,6 +2345,8 @@ void pl_cuda_backend_destroy(pl_cuda_backend *b) {
     if (b->argmax_keys) cudaFree(b->argmax_keys);
     if (b->argmax_tokens) cudaFreeHost(b->argmax_tokens);
     if (b->gemv_ws.ptr) cudaFree(b->gemv_ws.ptr);
+    if (b->mlp_part) cudaFree(b->mlp_part);
+    if (b->mlp_cnt) cudaFree(b->mlp_cnt);
     /* whatever the caller did not free goes too */
     for (int i = 0; i < b->num_recs; i++) cudaFree(b->recs[i].p);
     free(b->recs);
@@ -2250,6 +2392,13 @@ void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode) {
     if (b) b->parts_norm = mode == 1 ? 1 : 0;
 }
 long pl_cuda_backend_parts_fused(const pl_cuda_backend *b) { return b ? b->parts_fused : 0; }
+void pl_cuda_backend_fused_mlp(pl_cuda_backend *b, int mode) {
+    if (b) b->mlp_mode = mode == 1 || mode == 2 ? mode : 0;
+}
+long pl_cuda_backend_mlp_runs(const pl_cuda_backend *b) { return b ? b->mlp_runs : 0; }
+void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on) {
+    if (b) b->mlp_plain = on ? 1 : 0;
+}
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
     if (b) b->attn_units = units > 0 ? units : 0;
 }

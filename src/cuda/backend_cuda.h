@@ -97,6 +97,17 @@ int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int 
 /* Test hook: how many held GEMMs' partials the add + RMSNorm after them took (launches, eager
  * and captured; a replay launches nothing). */
 long pl_cuda_backend_parts_fused(const pl_cuda_backend *b);
+/* Test and benchmark hook: a decode batch's MLP (gate/up GEMM, SwiGLU, down GEMM, whose
+ * partials the add + RMSNorm after it adds) as one kernel on sm_90a (src/cuda/mlp.cu): 0 AUTO
+ * (the default: from 57 to 64 rows, where the shape has a plan), 1 never, 2 from 1 row. */
+void pl_cuda_backend_fused_mlp(pl_cuda_backend *b, int mode);
+/* Test hook: fused MLP launches so far (eager and captured; a replay launches nothing). */
+long pl_cuda_backend_mlp_runs(const pl_cuda_backend *b);
+/* Benchmark hook: the fused MLP launched without the cooperative guarantee (on != 0): its CTAs
+ * may then enter while the kernels before leave SMs, as PDL lets the other kernels' (measured on
+ * the H200 ~1% off a batch-64 step, PERF.md, twenty-ninth session); a CTA that waits 2 s for the
+ * others traps rather than hangs. 0: cooperative (the default). */
+void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on);
 /* Benchmark hook: the decode attention's work units per CTA (pl_cuda_attn_options.
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);

@@ -160,6 +160,22 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void *tmap, int 
 }
 /* a plain arrival (a consumer releasing a ring slot) */
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory"); }
+/* whether the phase of parity `parity` has completed, without waiting (a producer polling several
+ * barriers in one loop) */
+__device__ __forceinline__ bool mbar_test(uint32_t bar, unsigned parity) {
+    uint32_t ok;
+    asm volatile("{\n.reg .pred P;\nmbarrier.test_wait.parity.shared::cta.b64 P, [%1], %2;\nselp.u32 %0, 1, 0, P;\n}\n"
+                 : "=r"(ok)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    return ok != 0;
+}
+/* a counter written by other CTAs (a grid-wide step): an acquire load at GPU scope */
+__device__ __forceinline__ int ld_acquire(const int *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
 /* bytes (a multiple of 16, both addresses 16-byte aligned) global -> shared as one bulk copy, counted on bar */
 __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, int bytes, uint32_t bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst), "l"(src),
