@@ -294,8 +294,8 @@ static void test_matmul_norm(pair *p) {
             pl_cuda_backend_parts_norm(p->g, mode);
             const long fused0 = pl_cuda_backend_parts_fused(p->g);
             hb[mode] = malloc(n * e), yb[mode] = malloc(n * e), ob[mode] = malloc(n * e);
-            CHECK(cudaMemcpy(dh, ra, n * e, cudaMemcpyHostToDevice) == cudaSuccess);
-            CHECK(cudaMemset(dy, 0xff, n * e) == cudaSuccess); /* NaN: every element must be written */
+            CHECK(cudaMemcpyAsync(dh, ra, n * e, cudaMemcpyHostToDevice, p->st) == cudaSuccess);
+            CHECK(cudaMemsetAsync(dy, 0xff, n * e, p->st) == cudaSuccess); /* NaN: every element must be written */
             CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
             CHECK(p->go->add_rmsnorm(p->g, dh, dy, gn, M, D, 1e-6f, dout) == PL_OK);
             down(p, hb[mode], dh, n * e);
@@ -324,7 +324,7 @@ static void test_matmul_norm(pair *p) {
         from_act(p->dt, co, n, cf);
         cmp(what, gf, cf, n, act_tol(p->dt), 1e-3);
         /* a held GEMM whose next op is not its norm launches as before */
-        CHECK(cudaMemset(dy, 0xff, n * e) == cudaSuccess);
+        CHECK(cudaMemsetAsync(dy, 0xff, n * e, p->st) == cudaSuccess);
         const long fused1 = pl_cuda_backend_parts_fused(p->g);
         CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
         CHECK(p->go->add(p->g, dh, dy, n) == PL_OK);
@@ -381,9 +381,9 @@ static void test_mlp_fused(pair *p) {
             mlp_mode(p, v ? 1 : fmode);
             const long runs0 = pl_cuda_backend_mlp_runs(p->g);
             mb[v] = malloc(nh * e), yb[v] = malloc(nx * e), hb[v] = malloc(nx * e), ob[v] = malloc(nx * e);
-            CHECK(cudaMemcpy(dh, ra, nx * e, cudaMemcpyHostToDevice) == cudaSuccess);
-            CHECK(cudaMemset(dm, 0xff, nh * e) == cudaSuccess); /* NaN: every element must be written */
-            CHECK(cudaMemset(dy, 0xff, nx * e) == cudaSuccess);
+            CHECK(cudaMemcpyAsync(dh, ra, nx * e, cudaMemcpyHostToDevice, p->st) == cudaSuccess);
+            CHECK(cudaMemsetAsync(dm, 0xff, nh * e, p->st) == cudaSuccess); /* NaN: every element must be written */
+            CHECK(cudaMemsetAsync(dy, 0xff, nx * e, p->st) == cudaSuccess);
             CHECK_OK(p->go->matmul(p->g, dx, M, ggu, dgu, 0, err, sizeof err), err);
             CHECK(p->go->swiglu(p->g, dgu, M, I, dm) == PL_OK);
             CHECK_OK(p->go->matmul(p->g, dm, M, gd, dy, 0, err, sizeof err), err);
@@ -429,7 +429,7 @@ static void test_mlp_fused(pair *p) {
         cmp(what, gf, cf, nx, 2e-2, 1e-3);
         /* an add after it instead of the norm: the partials added by their own kernel, the same y */
         mlp_mode(p, fmode);
-        CHECK(cudaMemset(dy, 0xff, nx * e) == cudaSuccess);
+        CHECK(cudaMemsetAsync(dy, 0xff, nx * e, p->st) == cudaSuccess);
         CHECK_OK(p->go->matmul(p->g, dx, M, ggu, dgu, 0, err, sizeof err), err);
         CHECK(p->go->swiglu(p->g, dgu, M, I, dm) == PL_OK);
         CHECK_OK(p->go->matmul(p->g, dm, M, gd, dy, 0, err, sizeof err), err);
@@ -437,7 +437,7 @@ static void test_mlp_fused(pair *p) {
         down(p, cy, dy, nx * e);
         CHECK_MSG(memcmp(cy, yb[0], nx * e) == 0, "%s: down output differs with an add after it", what);
         /* held gate/up followed by another op: the GEMM launches as it was */
-        CHECK(cudaMemset(dgu, 0xff, 2 * nh * e) == cudaSuccess);
+        CHECK(cudaMemsetAsync(dgu, 0xff, 2 * nh * e, p->st) == cudaSuccess);
         CHECK_OK(p->go->matmul(p->g, dx, M, ggu, dgu, 0, err, sizeof err), err);
         CHECK(p->go->add(p->g, dh, dy, nx) == PL_OK);
         CHECK(p->go->swiglu(p->g, dgu, M, I, dm) == PL_OK);
@@ -530,7 +530,7 @@ static void test_elementwise(pair *p) {
         void *cq = make_weight(p, 0, wq, 1, hd, 1, 0), *ck = make_weight(p, 0, wk, 1, hd, 1, 0);
         void *gq = make_weight(p, 1, wq, 1, hd, 1, 0), *gk = make_weight(p, 1, wk, 1, hd, 1, 0);
         void *xa = to_act(dt, x, (size_t)R * stride), *dx = dup_dev(p, xa, (size_t)R * stride * e);
-        CHECK(cudaMemcpy(dcs, ccs, sizeof(float) * R * hd, cudaMemcpyHostToDevice) == cudaSuccess); /* same table */
+        CHECK(cudaMemcpyAsync(dcs, ccs, sizeof(float) * R * hd, cudaMemcpyHostToDevice, p->st) == cudaSuccess); /* same table */
         /* the GPU also writes the q heads to a separate buffer (q_out), from a second copy */
         float *xo = malloc(sizeof(float) * R * stride); /* the rows before the op */
         from_act(dt, xa, (size_t)R * stride, xo);
@@ -873,7 +873,7 @@ static void test_rope_append(pair *p, int hd) {
             for (int t = 0; t < steps[st][s]; t++) pos[row_start[s] + t] = ds[s].layers[0].offset + t;
         float *ccs = malloc(sizeof(float) * rows * hd), *dcs = p->go->alloc(p->g, sizeof(float) * rows * hd);
         CHECK(p->co->rope_table(&p->cpu, pos, rows, hd, 1e6, ccs) == PL_OK);
-        CHECK(cudaMemcpy(dcs, ccs, sizeof(float) * rows * hd, cudaMemcpyHostToDevice) == cudaSuccess); /* same table */
+        CHECK(cudaMemcpyAsync(dcs, ccs, sizeof(float) * rows * hd, cudaMemcpyHostToDevice, p->st) == cudaSuccess); /* same table */
         const size_t nx = (size_t)rows * stride, nqo = (size_t)rows * nq * hd;
         float *x = rand_act(dt, nx, 2.0f);
         void *xa = to_act(dt, x, nx), *dx = dup_dev(p, xa, nx * e), *dq = p->go->alloc(p->g, nqo * e);
@@ -1023,7 +1023,7 @@ static void rope_attention_case(pair *p, int nq, int nkv, int ps, int S, const i
         for (int s = 0; s < S; s++) pos[s] = ds[0][s].layers[0].offset;
         float *ccs = malloc(sizeof(float) * S * hd), *dcs = p->go->alloc(p->g, sizeof(float) * S * hd);
         CHECK(p->co->rope_table(&p->cpu, pos, S, hd, 1e6, ccs) == PL_OK);
-        CHECK(cudaMemcpy(dcs, ccs, sizeof(float) * S * hd, cudaMemcpyHostToDevice) == cudaSuccess);
+        CHECK(cudaMemcpyAsync(dcs, ccs, sizeof(float) * S * hd, cudaMemcpyHostToDevice, p->st) == cudaSuccess);
         const size_t nx = (size_t)S * stride, nqo = (size_t)S * nq * hd;
         float *x = rand_act(PL_BF16, nx, 2.0f);
         void *xa = to_act(PL_BF16, x, nx);
@@ -1033,7 +1033,7 @@ static void rope_attention_case(pair *p, int nq, int nkv, int ps, int S, const i
         for (int k = 0; k < 2; k++) { /* k = 0: rope kernel first, 1: fused */
             pl_cuda_backend_attn_rope(p->g, k ? 2 : 1); /* always / never */
             void *dx = dup_dev(p, xa, nx * e), *dq = p->go->alloc(p->g, nqo * e), *dout = p->go->alloc(p->g, nqo * e);
-            CHECK(cudaMemset(dq, 0xff, nqo * e) == cudaSuccess && cudaMemset(dout, 0xff, nqo * e) == cudaSuccess); /* NaN */
+            CHECK(cudaMemsetAsync(dq, 0xff, nqo * e, p->st) == cudaSuccess && cudaMemsetAsync(dout, 0xff, nqo * e, p->st) == cudaSuccess); /* NaN */
             CHECK(p->go->qk_norm_rope(p->g, dx, S, stride, nq, nkv, hd, gq, gk, 1e-6f, dcs, dq) == PL_OK);
             const pl_seq_cache *l0[MAXS];
             pl_page_pool_stats g0;

@@ -1430,13 +1430,14 @@ pl_cuda_gemv_ws gemv_ws_for(const pl_cuda_backend *b, int rows, int x_rows) {
 
 /* Rows from which AUTO runs a decode batch's MLP as the fused kernel (src/cuda/mlp.cu):
  * measured on the H200 against gate/up + SwiGLU + down in the Qwen3-4B step (PERF.md,
- * twenty-ninth session): 1-3% faster at 64 rows, level at 56, 0.5-1.5% slower at 40-48. */
+ * twenty-ninth session): 0.3-1% faster at 60-64 rows, level at 56, 0.5-1.5% slower at 40-48. */
 #define PL_CUDA_MLP_MIN_ROWS 57
 
 /* Whether a gate/up GEMM of `rows` rows (w [2 inter, hidden] bf16, x, into y) may be held for
- * the fused MLP, with its plan. Its scratch (down partials for 64 rows, counters) is sized in an
- * eager step, never inside a capture; a shape the kernel does not take, or no scratch, runs the
- * three kernels. */
+ * the fused MLP, with its plan. Any GEMM of such a shape is held: only a SwiGLU of its output and
+ * then a down GEMM of that make the fused kernel, anything else launches it as it was. Its
+ * scratch (down partials for 64 rows, counters) is sized in an eager step, never inside a
+ * capture; a shape the kernel does not take, or no scratch, runs the three kernels. */
 bool mlp_holds(pl_cuda_backend *b, int rows, const cuda_weight *w, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
     if (!b->mlp_ok || b->mlp_mode == 1 || b->skip || b->act != PL_BF16 || w->dtype != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
         rows < (b->mlp_mode == 2 ? 1 : PL_CUDA_MLP_MIN_ROWS) || w->rows % 2 || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)w->d) & 15))
@@ -1478,13 +1479,26 @@ int launch_held_mlp(pl_cuda_backend *b) {
 }
 
 /* The held MLP with the down weight wd as the fused kernel; its down partials wait for the add
- * + RMSNorm after it (op_add_rmsnorm) and belong in y (else flush_pending adds them there). */
+ * + RMSNorm after it (op_add_rmsnorm) and belong in y (else flush_pending adds them there).
+ * MLP_UNFUSED: it could not launch and the held ops are held again, for the down GEMM to run as
+ * it would have. */
+constexpr int MLP_UNFUSED = -1;
 int launch_mlp(pl_cuda_backend *b, const void *wd, void *y, char *err, size_t err_len) {
     const mlp_pending m = b->mlp;
     b->mlp.stage = 0;
     const int xr = readable_rows(b, m.x, (size_t)m.K * 2);
     const int ge = pl_cuda_mlp_bf16(&m.plan, m.x, m.rows, xr > m.rows ? xr : m.rows, m.w, wd, m.h, b->mlp_part, b->mlp_cnt, b->gemv_ws.pdl,
                                     b->stream);
+    if (ge == cudaErrorCooperativeLaunchTooLarge) {
+        /* the device cannot hold every CTA at once (SMs shared with another context): the held
+         * ops and this down GEMM run as three kernels, from now on (mlp_ok is in the step's
+         * signature, so graphs captured with the kernel are captured again). First met in an
+         * eager step, which comes before a shape's capture. */
+        cudaGetLastError();
+        b->mlp_ok = 0;
+        b->mlp = m;
+        return MLP_UNFUSED;
+    }
     if (ge != 0)
         return pl_fail(err, err_len, PL_ERR_CUDA, "mlp of %d rows (hidden %d, intermediate %d): fused kernel launch: %s", m.rows, m.K,
                        m.N / 2, cudaGetErrorString(static_cast<cudaError_t>(ge)));
@@ -1524,9 +1538,13 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
         (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice,
-        (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain);
+        (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt));
     if (REPLAYING(b)) return PL_OK;
-    if (mlp_down) return launch_mlp(b, w->d, out, err, err_len);
+    if (mlp_down) {
+        const int rc = launch_mlp(b, w->d, out, err, err_len);
+        if (rc != MLP_UNFUSED) return rc;
+        if ((frc = flush_pending(b))) return fwd(b, frc, err, err_len);
+    }
     if (host_out) {
         int rc = ensure_scratch(b, out_bytes);
         if (rc) return fwd(b, rc, err, err_len);

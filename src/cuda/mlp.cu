@@ -20,7 +20,7 @@
  *   so the count's wait overlaps their stream.
  * Measured on the H200 (PERF.md, twenty-ninth session): 36 layers of Qwen3-4B's MLP with an o
  * projection before each (bench/cuda/exp_mlp64.cu) 54.9 against 58.3 us a layer at 64 rows; in
- * the step 1-3% faster at 64 rows, level at 56 and 0.5-1.5% slower at 40-48 (the kernel starts
+ * the step 0.3-1% faster at 60-64 rows, level at 56 and 0.5-1.5% slower at 40-48 (the kernel starts
  * only once the kernels before it have left, and the next layer's qkv GEMM cannot start beside
  * it). h is bitwise the unfused kernels'. Tried and dropped: per-stage flags instead of the count
  * (the producer's polls serialize), down as 80-row tiles x 4 splits, shallower 125 KiB rings,
@@ -73,6 +73,7 @@ struct mlp_params {
     float *part;
     int *cnt;
     int hidden, inter, cols, tiles, tile, splits, kt1, kt2, ktd, rows;
+    int coop; /* a cooperative launch: every CTA resident, so no poll needs a time limit */
 };
 
 #ifdef PL_HAVE_WGMMA /* the kernel's helpers (its body is empty in the compute_90 PTX) */
@@ -156,7 +157,7 @@ __global__ void __launch_bounds__(NTH, 1)
                         asm volatile("fence.proxy.async.global;\n" ::: "memory"); /* the stores seen, before the TMA reads */
                     } else {
                         __nanosleep(64); /* 128 pollers of one line would slow the adds they wait for */
-                        if ((++polls & 1023u) == 0 && gtimer() - t0 > 2000000000ull)
+                        if (!a.coop && (++polls & 1023u) == 0 && gtimer() - t0 > 2000000000ull)
                             __trap(); /* CTAs never all resident (a launch without the cooperative guarantee): fail, do not hang */
                     }
                 }
@@ -226,6 +227,7 @@ __global__ void __launch_bounds__(NTH, 1)
     }
     asm volatile("bar.sync 1, 128;\n" ::: "memory");
     /* the last CTA out zeroes the counters for the next launch: every producer is past its poll */
+    if (tid == 0) __threadfence(); /* this CTA's count read before the reset below may land */
     if (tid == 0 && atomicAdd(a.cnt + CNT_LINE, 1) == C - 1) {
         a.cnt[0] = 0;
         a.cnt[CNT_LINE] = 0;
@@ -357,7 +359,8 @@ extern "C" int pl_cuda_mlp_bf16(const pl_cuda_mlp_plan *p, const void *x, int ro
         !pl_cuda_tmap_2d_bf16(&m[2], w_down, (uint64_t)I, (uint64_t)H, (uint64_t)I * 2, 64, (uint32_t)p->tile) ||
         !pl_cuda_tmap_2d_bf16(&m[3], h, (uint64_t)I, (uint64_t)rows, (uint64_t)I * 2, 64, MR))
         return (int)cudaErrorInvalidValue;
-    const mlp_params a{static_cast<__nv_bfloat16 *>(h), parts, cnt, H, I, p->cols, p->tiles, p->tile, p->splits, H / 64, p->kt2, I / 64, rows};
+    const mlp_params a{static_cast<__nv_bfloat16 *>(h), parts, cnt, H, I, p->cols, p->tiles, p->tile, p->splits, H / 64, p->kt2, I / 64, rows,
+                       p->coop};
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     switch (p->form) {
     case 0: return (int)launch_form<0>(p, m, a, pdl, s);

@@ -24,9 +24,9 @@ typedef struct pl_cuda_mlp_plan {
     int kt2;    /* 64-k stages of each split (the last may have fewer) */
     int form;   /* the compiled form (tile widths and ring depths) */
     size_t smem;
-    int coop;   /* 1: a cooperative launch (every CTA resident, or no launch); 0, a benchmark hook: a plain
-                   one, which may start CTAs while the kernels before leave SMs (a CTA waiting 2 s for
-                   the others traps rather than hangs) */
+    int coop;   /* 1: a cooperative launch (every CTA resident, or cudaErrorCooperativeLaunchTooLarge and
+                   no launch); 0, a benchmark hook: a plain one, which may start CTAs while the kernels
+                   before leave SMs (a CTA waiting 2 s for the others then traps rather than hangs) */
 } pl_cuda_mlp_plan;
 
 
