@@ -798,9 +798,7 @@ __global__ void swiglu_kernel(const T *gu, int inter, T *out) {
     const T *g_row = gu + (size_t)blockIdx.y * 2 * inter, *u_row = g_row + inter;
     T *o = out + (size_t)blockIdx.y * inter;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inter; i += gridDim.x * blockDim.x) {
-        const float g = tof(g_row[i]), u = tof(u_row[i]);
-        const float s = round_act<T>(g / (1.0f + expf(-g)));
-        o[i] = fromf<T>(s * u);
+        o[i] = swiglu_act<T>(tof(g_row[i]), tof(u_row[i]));
     }
 }
 

@@ -19,6 +19,11 @@ template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float 
 /* The value an intermediate takes when stored in the act dtype (as the CPU path rounds). */
 template <typename T> __device__ __forceinline__ float round_act(float x) { return tof(fromf<T>(x)); }
 
+/* SwiGLU of one gate value g and up value u (both already act values): silu(g) rounded to T,
+ * times u, in T. The SwiGLU kernel and the fused MLP's epilogue use it, so they give the same
+ * bits. */
+template <typename T> __device__ __forceinline__ T swiglu_act(float g, float u) { return fromf<T>(round_act<T>(g / (1.0f + expf(-g))) * u); }
+
 template <typename R> __device__ __forceinline__ R warp_sum(R v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;

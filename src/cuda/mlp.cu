@@ -34,6 +34,7 @@
 #include "cuda/ptx.cuh"
 #include "cuda/tma_cuda.h"
 #include "cuda/diag_stamps.cuh"
+#include "cuda/elem.cuh"
 
 namespace {
 
@@ -84,16 +85,10 @@ __device__ __forceinline__ unsigned long long gtimer() {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
-__device__ __forceinline__ float bf_round(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
-/* swiglu_kernel's roundings on the gate/up GEMM's bf16 outputs */
+/* the SwiGLU kernel's value for the f32 gate/up sums, rounded to bf16 as the gate/up GEMM stores them */
 __device__ __forceinline__ __nv_bfloat16 swiglu1(float g, float u) {
-    g = bf_round(g), u = bf_round(u);
-    return __float2bfloat16_rn(bf_round(g / (1.0f + expf(-g))) * u);
+    return swiglu_act<__nv_bfloat16>(round_act<__nv_bfloat16>(g), round_act<__nv_bfloat16>(u));
 }
-
-#endif
-
-#ifdef PL_HAVE_WGMMA
 /* a grid-wide step: once the consumers' stores are issued, one thread makes them visible and
  * counts the CTA on the step's counter */
 __device__ __forceinline__ void grid_count(int *cnt) {
