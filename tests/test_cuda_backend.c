@@ -352,6 +352,7 @@ static void test_matmul_norm(pair *p) {
 static void mlp_mode(pair *p, int mode) {
     pl_cuda_backend_fused_mlp(p->g, mode == 3 ? 2 : mode);
     pl_cuda_backend_mlp_plain(p->g, mode == 3);
+    pl_cuda_backend_wide_proj(p->g, mode == 1 ? 1 : 0); /* the three kernels: the down GEMM as the tile GEMM too */
 }
 
 static void test_mlp_fused(pair *p) {
@@ -450,6 +451,80 @@ static void test_mlp_fused(pair *p) {
         p->co->weight_free(&p->cpu, cgu), p->go->weight_free(p->g, ggu), p->co->weight_free(&p->cpu, cd), p->go->weight_free(p->g, gd);
         p->co->weight_free(&p->cpu, cn), p->go->weight_free(p->g, gn);
         free(wgu), free(wd), free(x), free(nw), free(r), free(xa), free(ra), free(gf), free(cf), free(co), free(cm), free(cgo), free(cy);
+    }
+}
+
+/* A projection whose add + RMSNorm follows, as the wide kernel (pl_cuda_backend_wide_proj) and as
+ * the tile GEMM: {n, k, rows, mode}: the o projections of Qwen3-4B, -0.6B, -8B, -1.7B (forced
+ * below the AUTO rows), an odd n, AUTO at its first row */
+static void test_wide_proj(pair *p) {
+    static const int shapes[][4] = {{2560, 4096, 64, 0}, {1024, 2048, 60, 0}, {4096, 4096, 33, 2},
+                                    {2048, 2048, 17, 2}, {1000, 3072, 64, 2}, {2560, 4096, 57, 0}};
+    const size_t ns = sizeof shapes / sizeof shapes[0];
+    const int avail = pl_cuda_mlp_available();
+    char what[160];
+    for (size_t si = 0; si < ns; si++) {
+        const int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2], mode = shapes[si][3];
+        pl_cuda_mlp_plan plan;
+        const long want = avail && pl_cuda_wide_plan_for(N, K, dev_sms(), &plan) ? 1 : 0;
+        const size_t e = 2, nx = (size_t)M * K, ny = (size_t)M * N;
+        float *w = rand_act(PL_F32, (size_t)N * K, 0.05f), *x = rand_act(p->dt, nx, 1.0f), *nw = rand_act(PL_F32, (size_t)N, 1.0f);
+        float *r = rand_act(p->dt, ny, 4.0f);
+        void *cw = make_weight(p, 0, w, N, K, 1, 1), *gw = make_weight(p, 1, w, N, K, 1, 1);
+        void *cn = make_weight(p, 0, nw, 1, N, 1, 0), *gn = make_weight(p, 1, nw, 1, N, 1, 0);
+        void *xa = to_act(p->dt, x, nx), *ra = to_act(p->dt, r, ny);
+        void *dx = dup_dev(p, xa, nx * e), *dy = p->go->alloc(p->g, ny * e), *dh = p->go->alloc(p->g, ny * e);
+        void *dout = p->go->alloc(p->g, ny * e);
+        unsigned char *yb[2], *hb[2], *ob[2];
+        for (int v = 0; v < 2; v++) { /* 0: wide (where it runs), 1: the tile GEMM */
+            pl_cuda_backend_wide_proj(p->g, v ? 1 : mode);
+            const long runs0 = pl_cuda_backend_wide_runs(p->g);
+            yb[v] = malloc(ny * e), hb[v] = malloc(ny * e), ob[v] = malloc(ny * e);
+            CHECK(cudaMemcpyAsync(dh, ra, ny * e, cudaMemcpyHostToDevice, p->st) == cudaSuccess);
+            CHECK(cudaMemsetAsync(dy, 0xff, ny * e, p->st) == cudaSuccess); /* NaN: every element must be written */
+            CHECK(cudaMemsetAsync(dout, 0xff, ny * e, p->st) == cudaSuccess);
+            CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+            CHECK(p->go->add_rmsnorm(p->g, dh, dy, gn, M, N, 1e-6f, dout) == PL_OK);
+            down(p, yb[v], dy, ny * e);
+            down(p, hb[v], dh, ny * e);
+            down(p, ob[v], dout, ny * e);
+            const long got = pl_cuda_backend_wide_runs(p->g) - runs0;
+            CHECK_MSG(got == (v ? 0 : want), "wide [%d x %d] x [%d x %d]^T, variant %d: %ld wide launches, want %ld", M, K, N, K, v, got,
+                      v ? 0 : want);
+        }
+        snprintf(what, sizeof what, "wide [%d x %d] x [%d x %d]^T, mode %d", M, K, N, K, mode);
+        float *gf = malloc(sizeof(float) * ny), *cf = malloc(sizeof(float) * ny);
+        from_act(p->dt, yb[0], ny, gf);
+        from_act(p->dt, yb[1], ny, cf);
+        cmp(what, gf, cf, ny, 1e-2, 1e-3);
+        /* the norm's h and output from the wide y: as the CPU makes them from it */
+        void *co = malloc(ny * e), *cy = malloc(ny * e);
+        CHECK(p->co->add(&p->cpu, ra, yb[0], ny) == PL_OK);
+        CHECK_MSG(memcmp(ra, hb[0], ny * e) == 0, "%s: h differs from the CPU add of its output", what);
+        CHECK(p->co->rmsnorm(&p->cpu, ra, cn, M, N, 1e-6f, co) == PL_OK);
+        from_act(p->dt, ob[0], ny, gf);
+        from_act(p->dt, co, ny, cf);
+        cmp(what, gf, cf, ny, act_tol(p->dt), 1e-3);
+        /* against the CPU's matmul */
+        CHECK_OK(p->co->matmul(&p->cpu, xa, M, cw, cy, 0, err, sizeof err), err);
+        from_act(p->dt, yb[0], ny, gf);
+        from_act(p->dt, cy, ny, cf);
+        snprintf(what, sizeof what, "wide [%d x %d] x [%d x %d]^T against the CPU", M, K, N, K);
+        cmp(what, gf, cf, ny, 2e-2, 1e-3);
+        /* held, then another op: the tile GEMM as it was */
+        pl_cuda_backend_wide_proj(p->g, mode);
+        const long runs0 = pl_cuda_backend_wide_runs(p->g);
+        CHECK(cudaMemsetAsync(dy, 0xff, ny * e, p->st) == cudaSuccess);
+        CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+        CHECK(p->go->add(p->g, dh, dy, ny) == PL_OK);
+        down(p, cy, dy, ny * e);
+        CHECK_MSG(memcmp(cy, yb[1], ny * e) == 0, "%s: output differs when another op follows the GEMM", what);
+        CHECK_MSG(pl_cuda_backend_wide_runs(p->g) == runs0, "%s: a wide launch with no norm after it", what);
+        pl_cuda_backend_wide_proj(p->g, 0);
+        for (int v = 0; v < 2; v++) free(yb[v]), free(hb[v]), free(ob[v]);
+        p->go->free(p->g, dx), p->go->free(p->g, dy), p->go->free(p->g, dh), p->go->free(p->g, dout);
+        p->co->weight_free(&p->cpu, cw), p->go->weight_free(p->g, gw), p->co->weight_free(&p->cpu, cn), p->go->weight_free(p->g, gn);
+        free(w), free(x), free(nw), free(r), free(xa), free(ra), free(gf), free(cf), free(co), free(cy);
     }
 }
 
@@ -1332,6 +1407,7 @@ int main(void) {
         if (i == 0) {
             test_matmul_norm(&p);
             test_mlp_fused(&p);
+            test_wide_proj(&p);
             test_attention_gemm(&p);
             test_sampler(&p);
             test_errors(&p);

@@ -209,7 +209,16 @@ static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
  * plan, against the same steps with the three kernels (pl_cuda_backend_fused_mlp 1) on twin
  * caches: logits within the bf16 tolerance, argmax nearly always equal (the down sums add in
  * another order), and the kernel must have run where it can. */
-static void fused_mlp_model(const char *shape) {
+/* variant v (0 or 1) of fused_mlp_model's comparison: kind 0, the fused MLP (AUTO) against the
+ * three kernels; kind 1, the wide o projection (AUTO) against the tile GEMM */
+static void fused_variant(pl_cuda_backend *be, int kind, int v) {
+    if (kind == 0)
+        pl_cuda_backend_fused_mlp(be, v);
+    else
+        pl_cuda_backend_wide_proj(be, v);
+}
+
+static void fused_mlp_model(const char *shape, int kind) {
     pl_model_options og = {PL_BF16, PL_DEVICE_CUDA, 2, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 11, &og, &m, err, sizeof err), err);
@@ -235,7 +244,7 @@ static void fused_mlp_model(const char *shape) {
         lens[s] = 3 + s % 5, pos[s] = 0;
         for (int t = 0; t < lens[s]; t++) toks[n++] = (int32_t)((s * 131 + t * 17 + 3) % V);
     }
-    const long runs0 = pl_cuda_backend_mlp_runs(be);
+    const long runs0 = kind ? pl_cuda_backend_wide_runs(be) : pl_cuda_backend_mlp_runs(be);
     for (int v = 0; v < 2; v++) {
         pl_forward_batch fb = {S, toks, lens, pos, sp[v], NULL, 0};
         CHECK_OK(pl_model_forward(m, &fb, lg[v], err, sizeof err), err);
@@ -244,24 +253,27 @@ static void fused_mlp_model(const char *shape) {
     int agree = 0;
     for (int step = 0; step < STEPS; step++) {
         for (int v = 0; v < 2; v++) {
-            pl_cuda_backend_fused_mlp(be, v); /* 0: AUTO, 1: the three kernels */
+            fused_variant(be, kind, v);
             for (int s = 0; s < S; s++) lens[s] = 1, pos[s] = pl_kv_seq_offset(&seqs[v][s]), toks[s] = next[s];
             pl_forward_batch fb = {S, toks, lens, pos, sp[v], NULL, 0};
             CHECK_OK(pl_model_forward(m, &fb, lg[v], err, sizeof err), err);
         }
         char what[96];
-        snprintf(what, sizeof what, "%s, %d rows, step %d: fused MLP vs three kernels", shape, S, step);
+        snprintf(what, sizeof what, "%s, %d rows, step %d: %s", shape, S, step, kind ? "wide o vs tile GEMM" : "fused MLP vs three kernels");
         agree += gt_compare(what, lg[0], lg[1], S, V, 2e-2, 0.0);
         for (int s = 0; s < S; s++) next[s] = pl_argmax(lg[1] + (size_t)s * V, V);
     }
-    pl_cuda_backend_fused_mlp(be, 0);
+    fused_variant(be, kind, 0);
     pl_cuda_mlp_plan plan;
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    const int can = pl_cuda_mlp_available() && pl_cuda_mlp_plan_for(c->hidden_size, c->intermediate_size, sms, &plan);
-    const long runs = pl_cuda_backend_mlp_runs(be) - runs0;
-    printf("  %s: fused MLP launches %ld (plan here: %d), argmax agrees on %d of %d rows\n", shape, runs, can, agree, S * STEPS);
-    CHECK_MSG(can ? runs > 0 : runs == 0, "%s: %ld fused MLP launches, plan %d", shape, runs, can);
+    const int can = pl_cuda_mlp_available() &&
+                    (kind ? pl_cuda_wide_plan_for(c->hidden_size, c->num_heads * c->head_dim, sms, &plan)
+                          : pl_cuda_mlp_plan_for(c->hidden_size, c->intermediate_size, sms, &plan));
+    const long runs = (kind ? pl_cuda_backend_wide_runs(be) : pl_cuda_backend_mlp_runs(be)) - runs0;
+    printf("  %s: %s launches %ld (plan here: %d), argmax agrees on %d of %d rows\n", shape, kind ? "wide" : "fused MLP", runs, can, agree,
+           S * STEPS);
+    CHECK_MSG(can ? runs > 0 : runs == 0, "%s: %ld %s launches, plan %d", shape, runs, kind ? "wide" : "fused MLP", can);
     CHECK_MSG(agree >= 0.95 * S * STEPS, "%s: argmax agrees on %d of %d rows", shape, agree, S * STEPS);
     for (int v = 0; v < 2; v++) {
         for (int s = 0; s < S; s++) pl_kv_seq_destroy(&seqs[v][s]);
@@ -285,8 +297,10 @@ int main(void) {
     graphs_vs_eager("tiny-untied", PL_F32, 0);
     graphs_vs_eager("serve", PL_BF16, 4); /* 4 layers: segments of 1 and 3 */
     graphs_vs_eager("serve", PL_F32, 2);
-    fused_mlp_model("small");      /* hidden 512, intermediate 1536: the fused MLP on 64 CTAs */
-    fused_mlp_model("qwen3-0.6b"); /* hidden 1024, intermediate 3072: on 128 CTAs */
+    fused_mlp_model("small", 0);      /* hidden 512, intermediate 1536: the fused MLP on 64 CTAs */
+    fused_mlp_model("qwen3-0.6b", 0); /* hidden 1024, intermediate 3072: on 128 CTAs */
+    fused_mlp_model("small", 1);      /* the wide o projection */
+    fused_mlp_model("qwen3-0.6b", 1);
     const char *big = getenv("PL_CUDA_TEST_BIG");
     if (big && atoi(big) > 0) {
         synthetic_pair("qwen3-0.6b", 0, 48, 20, 0.95);

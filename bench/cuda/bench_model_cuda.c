@@ -13,8 +13,8 @@
  *                         [--chunk 1024] [--json FILE] [--only decode|prefill] [--tile-sweep]
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
- *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab]
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width and the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) for the whole run, e.g. to compare settings in separate processes
@@ -128,6 +128,11 @@ static void mlp_plain_mode(pl_cuda_backend *b, int on) {
     pl_cuda_backend_mlp_plain(b, on);
 }
 
+/* --wide-ab: a projection before an add + RMSNorm (the o projection) as the wide kernel at every
+ * batch it takes (forced from 1 row), or the tile GEMM (--wide N: pl_cuda_backend_wide_proj's mode
+ * for the whole run) */
+static void wide_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_wide_proj(b, on ? 1 : 2); }
+
 /* --rope-ab: q/k norm + RoPE and K/V append inside the decode attention (always), or their own kernel */
 static void rope_kernel_mode(pl_cuda_backend *b, int on) { pl_cuda_backend_attn_rope(b, on ? 1 : 2); }
 
@@ -215,7 +220,7 @@ int main(int argc, char **argv) {
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, set_wide = -1, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -235,6 +240,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--kslice-ab")) kslice_ab = 1;
         else if (!strcmp(argv[i], "--mlp-ab")) mlp_ab = 1;
         else if (!strcmp(argv[i], "--mlp-plain-ab")) mlp_plain_ab = 1;
+        else if (!strcmp(argv[i], "--wide-ab")) wide_ab = 1;
+        else if (!strcmp(argv[i], "--wide") && i + 1 < argc) set_wide = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-splits") && i + 1 < argc) set_splits = atoi(argv[++i]);
@@ -284,6 +291,7 @@ int main(int argc, char **argv) {
     if (set_splits > 0) pl_cuda_backend_attn_splits(m->bctx, set_splits);
     if (set_kslice > 0) pl_cuda_backend_kslice(m->bctx, set_kslice);
     if (set_mlp >= 0) pl_cuda_backend_fused_mlp(m->bctx, set_mlp);
+    if (set_wide >= 0) pl_cuda_backend_wide_proj(m->bctx, set_wide);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;
@@ -320,7 +328,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (mlp_ab ? 6 : 0) + (mlp_plain_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (mlp_ab ? 6 : 0) + (mlp_plain_ab ? 6 : 0) + (wide_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -480,6 +488,10 @@ int main(int argc, char **argv) {
                           plain_names);
             pl_cuda_backend_mlp_plain(m->bctx, 0);
             pl_cuda_backend_fused_mlp(m->bctx, set_mlp >= 0 ? set_mlp : 0);
+            static const char *const wide_names[2] = {"wide o", "tile o"};
+            if (wide_ab)
+                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, wide_mode, 1, "wide", wide_names);
+            pl_cuda_backend_wide_proj(m->bctx, set_wide >= 0 ? set_wide : 0);
             /* --attn-warps-ab: the decode attention's CTA width by AUTO or 4 warps */
             static const char *const warps_names[2] = {"AUTO width", "4 warps"};
             if (warps_ab)

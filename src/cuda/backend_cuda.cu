@@ -72,11 +72,15 @@ struct kv_pending {
  * held until the next op: when that op is the residual add + RMSNorm of its output, the GEMM
  * leaves its partials and the norm kernel adds them (op_add_rmsnorm), which takes the split
  * tail (a fence, a count and the partials' loads, 2-3 us on every o and down projection at
- * batch 4) off the critical path; any other op launches it as it was (flush_pending). */
+ * batch 4) off the critical path; any other op launches it as it was (flush_pending). Past 56
+ * rows (wide) the norm's partials come from the wide kernel (pl_cuda_wide_bf16: one CTA per SM,
+ * where the tile GEMM's CTAs land two per SM on half of them), as the o projection's at batch 64. */
 struct mm_pending {
     const void *w, *x;
     void *y;
     int rows, N, K, on;
+    int wide;                /* past 56 rows: the partials come from pl_cuda_wide_bf16 (plan) instead */
+    pl_cuda_mlp_plan plan;
 };
 
 /* A decode batch's MLP held for the fused kernel (src/cuda/mlp.cu): stage 1, the gate/up GEMM
@@ -172,6 +176,8 @@ struct pl_cuda_backend {
     size_t mlp_part_bytes;
     int *mlp_cnt;
     long mlp_runs; /* fused MLP launches (pl_cuda_backend_mlp_runs) */
+    int wide_mode; /* a projection before an add + RMSNorm as pl_cuda_wide_bf16: 0 AUTO, 1 never, 2 from 1 row */
+    long wide_runs; /* its launches (pl_cuda_backend_wide_runs) */
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
     long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
@@ -1319,6 +1325,8 @@ int launch_parts_norm(pl_cuda_backend *b, void *h, const void *x, const void *w,
     return check_launch(b, "add_rmsnorm kernel (GEMM partials)");
 }
 
+int readable_rows(const pl_cuda_backend *b, const void *x, size_t row_bytes);
+bool wide_holds(pl_cuda_backend *b, int rows, int N, int K, const void *wd, const void *x, const void *y, pl_cuda_mlp_plan *plan);
 int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, int dim, float eps, void *out) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     const cuda_weight *w = static_cast<const cuda_weight *>(wp);
@@ -1330,6 +1338,14 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     mm_pending parts = b->mm;
     parts.on = parts.on && parts.y == x && parts.rows == rows && parts.N == dim && parts_ok;
     if (parts.on) b->mm.on = 0;
+    /* or a GEMM held for the fused MLP (its shape takes a plan) whose output is this x: the wide kernel */
+    if (!parts.on && b->mlp.stage == 1 && b->mlp.gu == x && b->mlp.rows == rows && b->mlp.N == dim && parts_ok) {
+        pl_cuda_mlp_plan wp;
+        if (wide_holds(b, rows, b->mlp.N, b->mlp.K, b->mlp.w, b->mlp.x, x, &wp)) {
+            parts = mm_pending{b->mlp.w, b->mlp.x, b->mlp.gu, rows, b->mlp.N, b->mlp.K, 1, 1, wp};
+            b->mlp.stage = 0;
+        }
+    }
     /* or the fused MLP's down partials */
     const mlp_parts mparts = b->mlpp;
     const bool mlp_on = mparts.on && mparts.y == x && mparts.rows == rows && mparts.N == dim && parts_ok;
@@ -1344,6 +1360,15 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
         /* the GEMM's K-split partials (or the fused MLP's), added here: the warps' sums of
          * squares in the order of add_rmsnorm_bf16x8_kernel, so h, x and out get the bits of the
          * unfused pair */
+        if (parts.on && parts.wide) {
+            const int xr = readable_rows(b, parts.x, (size_t)parts.K * 2);
+            const int ge = pl_cuda_wide_bf16(&parts.plan, parts.x, rows, xr > rows ? xr : rows, parts.w, b->mlp_part, b->gemv_ws.pdl, b->stream);
+            if (ge != 0)
+                return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: wide kernel launch: %s", rows, parts.K, dim, parts.K,
+                               cudaGetErrorString(static_cast<cudaError_t>(ge)));
+            b->wide_runs++;
+            return launch_parts_norm(b, h, x, w->d, rows, dim, eps, out, b->mlp_part, parts.plan.splits);
+        }
         if (parts.on) {
             const int ge = pl_cuda_gemv_parts_bf16(parts.w, parts.x, rows, dim, parts.K, &b->gemv_ws, b->stream);
             if (ge != 0)
@@ -1436,13 +1461,34 @@ pl_cuda_gemv_ws gemv_ws_for(const pl_cuda_backend *b, int rows, int x_rows) {
  * then a down GEMM of that make the fused kernel, anything else launches it as it was. Its
  * scratch (down partials for 64 rows, counters) is sized in an eager step, never inside a
  * capture; a shape the kernel does not take, or no scratch, runs the three kernels. */
+bool ensure_mlp_part(pl_cuda_backend *b, size_t need);
 bool mlp_holds(pl_cuda_backend *b, int rows, const cuda_weight *w, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
     if (!b->mlp_ok || b->mlp_mode == 1 || b->skip || b->act != PL_BF16 || w->dtype != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
         rows < (b->mlp_mode == 2 ? 1 : PL_CUDA_MLP_MIN_ROWS) || w->rows % 2 || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)w->d) & 15))
         return false;
     if (!pl_cuda_mlp_plan_for(w->cols, w->rows / 2, b->gemv_ws.sms, plan)) return false;
     if (b->mlp_plain) plan->coop = 0;
-    const size_t need = (size_t)plan->splits * PL_CUDA_MLP_ROWS * plan->hidden * 4;
+    return ensure_mlp_part(b, (size_t)plan->splits * PL_CUDA_MLP_ROWS * plan->hidden * 4);
+}
+
+/* Rows from which AUTO runs a projection whose add + RMSNorm follows as pl_cuda_wide_bf16. */
+#define PL_CUDA_WIDE_MIN_ROWS 57
+
+/* Whether a GEMM of `rows` rows (w [N, K] bf16, x, into y) may be held for the wide kernel, with
+ * its plan: held like the 2-16-row tile GEMMs, it runs so only when the add + RMSNorm of its
+ * output comes next (op_add_rmsnorm), else as it was. */
+bool wide_holds(pl_cuda_backend *b, int rows, int N, int K, const void *wd, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
+    if (!b->mlp_ok || b->wide_mode == 1 || b->skip || b->parts_norm || b->act != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
+        rows < (b->wide_mode == 2 ? 1 : PL_CUDA_WIDE_MIN_ROWS) || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)wd) & 15))
+        return false;
+    if (!pl_cuda_wide_plan_for(N, K, b->gemv_ws.sms, plan)) return false;
+    return ensure_mlp_part(b, (size_t)plan->splits * PL_CUDA_MLP_ROWS * plan->hidden * 4);
+}
+
+/* The fused MLP's (and the wide projections') partials scratch of at least `need` bytes, and the
+ * MLP's counters: allocated in an eager step, never inside a capture (then false: the caller
+ * runs its kernels as they were). */
+bool ensure_mlp_part(pl_cuda_backend *b, size_t need) {
     if (need <= b->mlp_part_bytes && b->mlp_cnt) return true;
     if (b->gmode == G_CAPTURE) return false;
     /* scratch as the GEMMs' (not counted in live_bytes) */
@@ -1536,7 +1582,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->pdl_small, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
         (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice,
-        (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt));
+        (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt),
+        (unsigned long long)b->wide_mode);
     if (REPLAYING(b)) return PL_OK;
     if (mlp_down) {
         const int rc = launch_mlp(b, w->d, out, err, err_len);
@@ -1559,7 +1606,11 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         }
         if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && b->parts_norm == 0 && rows >= 2 && rows <= 16 &&
             pl_cuda_gemv_tile_splits(N, K, rows, &ws) > 1 && !pl_cuda_gemv_kslice(rows, N, K, &ws)) {
-            b->mm = mm_pending{w->d, x, dst, rows, N, K, 1}; /* op_add_rmsnorm may take its partials */
+            b->mm = mm_pending{w->d, x, dst, rows, N, K, 1, 0, {}}; /* op_add_rmsnorm may take its partials */
+            return PL_OK;
+        }
+        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && w->dtype == PL_BF16 && wide_holds(b, rows, N, K, w->d, x, dst, &plan)) {
+            b->mm = mm_pending{w->d, x, dst, rows, N, K, 1, 1, plan}; /* op_add_rmsnorm may take it as the wide kernel */
             return PL_OK;
         }
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &ws, b->stream);
@@ -2412,6 +2463,10 @@ void pl_cuda_backend_fused_mlp(pl_cuda_backend *b, int mode) {
     if (b) b->mlp_mode = mode == 1 || mode == 2 ? mode : 0;
 }
 long pl_cuda_backend_mlp_runs(const pl_cuda_backend *b) { return b ? b->mlp_runs : 0; }
+void pl_cuda_backend_wide_proj(pl_cuda_backend *b, int mode) {
+    if (b) b->wide_mode = mode == 1 || mode == 2 ? mode : 0;
+}
+long pl_cuda_backend_wide_runs(const pl_cuda_backend *b) { return b ? b->wide_runs : 0; }
 void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on) {
     if (b) b->mlp_plain = on ? 1 : 0;
 }

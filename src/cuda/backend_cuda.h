@@ -108,6 +108,11 @@ long pl_cuda_backend_mlp_runs(const pl_cuda_backend *b);
  * the H200 ~1% off a batch-64 step, PERF.md, twenty-ninth session); a CTA that waits 2 s for the
  * others traps rather than hangs. 0: cooperative (the default). */
 void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on);
+/* A projection of 57-64 rows whose residual add + RMSNorm comes next (the o projection) as the
+ * fused MLP's phase 2 alone (pl_cuda_wide_bf16: one CTA per SM, K-split partials that the norm
+ * adds): 0 AUTO, 1 never, 2 from 1 row. pl_cuda_backend_wide_runs counts its launches. */
+void pl_cuda_backend_wide_proj(pl_cuda_backend *b, int mode);
+long pl_cuda_backend_wide_runs(const pl_cuda_backend *b);
 /* Benchmark hook: the decode attention's work units per CTA (pl_cuda_attn_options.
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);

@@ -25,7 +25,16 @@
  * it). h is bitwise the unfused kernels'. Tried and dropped: per-stage flags instead of the count
  * (the producer's polls serialize), down as 80-row tiles x 4 splits, shallower 125 KiB rings,
  * and the add + RMSNorm and the next layer's qkv GEMM inside the kernel (three more grid-wide
- * steps: 2x slower; session29/patches). */
+ * steps: 2x slower; session29/patches).
+ *
+ * The same kernel with no phase 1 (N1 = 0, pl_cuda_wide_bf16) runs one projection whose add +
+ * RMSNorm follows (the o projection at 57-64 rows) as tiles x K splits on one CTA per SM, in a
+ * plain launch since no CTA waits for another: o took 5.2-5.8 us a layer at batch 64 against
+ * 9.6-10.3 for the tile GEMM's 120 CTAs on ~72 SMs, and the step 1.1-2.5% less (PERF.md,
+ * thirtieth session). The qkv projection so (its partials summed by a kernel, or by the decode
+ * attention as it reads q, k and v) and the K splits added through distributed shared memory in
+ * clusters were level or slower: the attention's CTAs cannot enter beside 124-168 KiB CTAs, and
+ * a cluster's two steps cost ~3 us (session30/patches). */
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -101,7 +110,8 @@ __device__ __forceinline__ void grid_count(int *cnt) {
 #endif
 
 /* N1: phase 1's tile width (2 x a multiple of 8 >= cols), N2: down's tile rows; S weight slots
- * of max(N1, N2) rows, XS x slots of 64 rows, 64 k each */
+ * of max(N1, N2) rows, XS x slots of 64 rows, 64 k each. N1 = 0: no phase 1 and no count, phase 2
+ * alone on x (tx2; tw1 and tx1 unused): one projection's K-split partials (pl_cuda_wide_bf16) */
 template <int N1, int N2, int S, int XS>
 __global__ void __launch_bounds__(NTH, 1)
     mlp_kernel(const __grid_constant__ CUtensorMap tw1, const __grid_constant__ CUtensorMap tx1, const __grid_constant__ CUtensorMap tw2,
@@ -140,7 +150,7 @@ __global__ void __launch_bounds__(NTH, 1)
         int nw = 0, nx = 0;
         for (; nw < S && nw < NQ; ++nw) issue_w(nw); /* the weights depend on no kernel before */
         pdl_wait();
-        bool ready = false;
+        bool ready = N1 == 0; /* a wide projection's x needs no count */
         unsigned polls = 0;
         const unsigned long long t0 = gtimer();
         while (nx < NQ) {
@@ -185,7 +195,7 @@ __global__ void __launch_bounds__(NTH, 1)
         mbar_arrive(empty + (q % S) * 8);
         mbar_arrive(xempty + (q % XS) * 8);
     };
-    {
+    if constexpr (N1 > 0) {
         float acc[N1 / 8][4];
 #pragma unroll
         for (int j = 0; j < N1 / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
@@ -203,8 +213,8 @@ __global__ void __launch_bounds__(NTH, 1)
                         __halves2bfloat162(swiglu1(acc[j][2], acc[j + N1 / 16][2]), swiglu1(acc[j][3], acc[j + N1 / 16][3]));
             }
         }
+        grid_count(a.cnt); /* h */
     }
-    grid_count(a.cnt); /* h */
     PL_DIAG_MARK(5);
     if (n2 > 0) {
         float acc[N2 / 8][4];
@@ -220,13 +230,15 @@ __global__ void __launch_bounds__(NTH, 1)
                 if (tok1 < a.rows) *reinterpret_cast<float2 *>(p1 + 8 * j) = make_float2(acc[j][2], acc[j][3]);
             }
     }
-    asm volatile("bar.sync 1, 128;\n" ::: "memory");
-    /* the last CTA out zeroes the counters for the next launch: every producer is past its poll */
-    if (tid == 0) __threadfence(); /* this CTA's count read before the reset below may land */
-    if (tid == 0 && atomicAdd(a.cnt + CNT_LINE, 1) == C - 1) {
-        a.cnt[0] = 0;
-        a.cnt[CNT_LINE] = 0;
-        __threadfence();
+    if constexpr (N1 > 0) {
+        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+        /* the last CTA out zeroes the counters for the next launch: every producer is past its poll */
+        if (tid == 0) __threadfence(); /* this CTA's count read before the reset below may land */
+        if (tid == 0 && atomicAdd(a.cnt + CNT_LINE, 1) == C - 1) {
+            a.cnt[0] = 0;
+            a.cnt[CNT_LINE] = 0;
+            __threadfence();
+        }
     }
 #endif
 }
@@ -273,9 +285,14 @@ size_t form_smem(const mlp_form &f) {
     return (size_t)f.s * (f.n1 > f.n2 ? f.n1 : f.n2) * 128 + (size_t)f.xs * XSLOT + 2 * (size_t)(f.s + f.xs) * 8 + 1024;
 }
 
-template <int F> cudaError_t launch_form(const pl_cuda_mlp_plan *p, const CUtensorMap *maps, const mlp_params &a, int pdl, cudaStream_t s) {
-    constexpr mlp_form f = kForms[F];
-    auto kern = mlp_kernel<f.n1, f.n2, f.s, f.xs>;
+/* a wide projection's form (n1 = 0): 168 KiB, one CTA per SM (a 124 KiB ring, 5 + 3 slots, which
+ * fits beside one decode-attention CTA, was 1-2% slower in the batch-64 step) */
+constexpr mlp_form kWide[] = {{0, 160, 6, 6}};
+constexpr int kNumWide = (int)(sizeof kWide / sizeof kWide[0]);
+
+template <int N1, int N2, int S, int XS>
+cudaError_t launch_kernel(const pl_cuda_mlp_plan *p, const CUtensorMap *maps, const mlp_params &a, int pdl, cudaStream_t s) {
+    auto kern = mlp_kernel<N1, N2, S, XS>;
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem);
     if (e != cudaSuccess) return e;
     cudaLaunchConfig_t cfg = {};
@@ -297,15 +314,25 @@ template <int F> cudaError_t launch_form(const pl_cuda_mlp_plan *p, const CUtens
     cfg.numAttrs = n;
     return cudaLaunchKernelEx(&cfg, kern, maps[0], maps[1], maps[2], maps[3], a);
 }
+template <int F> cudaError_t launch_form(const pl_cuda_mlp_plan *p, const CUtensorMap *maps, const mlp_params &a, int pdl, cudaStream_t s) {
+    constexpr mlp_form f = kForms[F];
+    return launch_kernel<f.n1, f.n2, f.s, f.xs>(p, maps, a, pdl, s);
+}
+template <int F> cudaError_t launch_wide(const pl_cuda_mlp_plan *p, const CUtensorMap *maps, const mlp_params &a, int pdl, cudaStream_t s) {
+    constexpr mlp_form f = kWide[F];
+    return launch_kernel<f.n1, f.n2, f.s, f.xs>(p, maps, a, pdl, s);
+}
 
-/* p for C CTAs of `cols` columns in form f: down's tiles and K splits over the same CTAs */
+/* p for at most C CTAs of `cols` columns in form f (of kForms, or of kWide when cols is 0): down's
+ * tiles and K splits over the same CTAs (a wide projection: just those CTAs) */
 bool fill_plan(int hidden, int inter, int C, int cols, int f, pl_cuda_mlp_plan *p) {
-    const int tile = kForms[f].n2, tiles = (hidden + tile - 1) / tile, ktd = inter / 64;
+    const mlp_form &fm = cols ? kForms[f] : kWide[f];
+    const int tile = fm.n2, tiles = (hidden + tile - 1) / tile, ktd = inter / 64;
     if (tiles > C) return false;
     const int kt2 = (ktd + C / tiles - 1) / (C / tiles), splits = (ktd + kt2 - 1) / kt2;
-    const size_t smem = form_smem(kForms[f]);
+    const size_t smem = form_smem(fm);
     if (smem > 227 * 1024) return false;
-    *p = pl_cuda_mlp_plan{hidden, inter, C, cols, tiles, tile, splits, kt2, f, smem, 1};
+    *p = pl_cuda_mlp_plan{hidden, inter, cols ? C : tiles * splits, cols, tiles, tile, splits, kt2, f, smem, cols ? 1 : 0};
     return true;
 }
 
@@ -363,6 +390,26 @@ extern "C" int pl_cuda_mlp_bf16(const pl_cuda_mlp_plan *p, const void *x, int ro
     case 2: return (int)launch_form<2>(p, m, a, pdl, s);
     default: return (int)launch_form<3>(p, m, a, pdl, s);
     }
+}
+
+extern "C" int pl_cuda_wide_plan_for(int n, int k, int sms, pl_cuda_mlp_plan *p) {
+    if (!p || n <= 0 || k <= 0 || k % 64 || sms <= 0) return 0;
+    return fill_plan(n, k, sms, 0, 0, p) ? 1 : 0;
+}
+
+extern "C" int pl_cuda_wide_bf16(const pl_cuda_mlp_plan *p, const void *x, int rows, int x_rows, const void *w, float *parts, int pdl,
+                                 void *stream) {
+    if (!p || p->cols != 0 || p->form < 0 || p->form >= kNumWide || rows < 1 || rows > MR || x_rows < rows || !x || !w || !parts)
+        return (int)cudaErrorInvalidValue;
+    const int N = p->hidden, K = p->inter, xr = x_rows < MR ? x_rows : MR;
+    CUtensorMap m[2]; /* w, x (phase 1's maps unused: passed again) */
+    if (!pl_cuda_tmap_2d_bf16(&m[0], w, (uint64_t)K, (uint64_t)N, (uint64_t)K * 2, 64, (uint32_t)p->tile) ||
+        !pl_cuda_tmap_2d_bf16(&m[1], x, (uint64_t)K, (uint64_t)xr, (uint64_t)K * 2, 64, MR))
+        return (int)cudaErrorInvalidValue;
+    const CUtensorMap maps[4] = {m[0], m[1], m[0], m[1]};
+    const mlp_params a{nullptr, parts, nullptr, N, K, 0, p->tiles, p->tile, p->splits, 0, p->kt2, K / 64, rows, 0};
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    return (int)launch_wide<0>(p, maps, a, pdl, s);
 }
 
 extern "C" int pl_cuda_mlp_sum_bf16(const float *parts, int splits, int rows, int hidden, void *y, int pdl, void *stream) {

@@ -51,6 +51,15 @@ int pl_cuda_mlp_available(void);
 int pl_cuda_mlp_bf16(const pl_cuda_mlp_plan *p, const void *x, int rows, int x_rows, const void *w_gate_up, const void *w_down,
                      void *h, float *parts, int *cnt, int pdl, void *stream);
 
+/* One projection y = x w^T (w [n, k] bf16, x [rows, k], 1..PL_CUDA_MLP_ROWS rows) as the fused
+ * kernel's phase 2 alone: one CTA per SM (a plain launch: no CTA waits for another), its tiles x
+ * K splits leaving f32 partial planes that the add + RMSNorm after it adds. The plan's hidden is
+ * n, inter is k, cols is 0. 1 and *p when it takes the shape, else 0. */
+int pl_cuda_wide_plan_for(int n, int k, int sms, pl_cuda_mlp_plan *p);
+/* The launch: parts as for pl_cuda_mlp_bf16 (p->splits planes [rows, n]). Returns the
+ * cudaError_t of the launch. */
+int pl_cuda_wide_bf16(const pl_cuda_mlp_plan *p, const void *x, int rows, int x_rows, const void *w, float *parts, int pdl, void *stream);
+
 /* y [rows, hidden] bf16 = the partial planes of pl_cuda_mlp_bf16 added in split order (with
  * add_rmsnorm_parts_kernel's roundings), for when no add + RMSNorm takes them. Returns the
  * cudaError_t of the launch. */
