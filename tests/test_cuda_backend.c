@@ -459,7 +459,7 @@ static void test_mlp_fused(pair *p) {
  * below the AUTO rows), an odd n, AUTO at its first row */
 static void test_wide_proj(pair *p) {
     static const int shapes[][4] = {{2560, 4096, 64, 0}, {1024, 2048, 60, 0}, {4096, 4096, 33, 2},
-                                    {2048, 2048, 17, 2}, {1000, 3072, 64, 2}, {2560, 4096, 57, 0}};
+                                    {2048, 2048, 17, 2}, {1000, 3072, 64, 2}, {2560, 4096, 57, 0}, {6144, 2560, 64, 0}};
     const size_t ns = sizeof shapes / sizeof shapes[0];
     const int avail = pl_cuda_mlp_available();
     char what[160];
