@@ -86,10 +86,8 @@ def main():
             for i in range(0, len(rs), grid):
                 chunk = rs[i:i + grid]
                 name = gemm_name(key[1], key[2], hidden) if key[0] == 1 else KIND.get(key[0], str(key[0]))
-                if key[0] == 12 and key[2] < 3 * key[1]:  # the wide kernel: (n, k) of one projection
-                    name = "qkv" if key[1] > hidden else "o"
-                    if key[1] > hidden or key[2] < 2 * hidden:
-                        name = gemm_name(key[1], key[2], hidden)
+                if key[0] == 12 and chunk[0]["c"] >> 32:  # the wide kernel: (n, k) of one projection
+                    name = gemm_name(key[1], key[2], hidden)
                 launches.append(dict(name=name, key=key, ctas=chunk, n=len(chunk)))
         launches.sort(key=lambda L: min(r["te"] for r in L["ctas"]))
         prev_end = 0.0
@@ -103,7 +101,7 @@ def main():
             L["end"] = max(r["tx"] for r in cs)
             L["span"] = L["end"] - prev_end
             prev_end = max(prev_end, L["end"])
-            if L["key"][0] == 1 or (L["key"][0] == 12 and L["name"] != "mlp (fused)"):
+            if L["key"][0] == 1 or (L["key"][0] == 12 and L["ctas"][0]["c"] >> 32):
                 L["bytes"] = L["key"][1] * L["key"][2] * 2
             else:
                 L["bytes"] = 0

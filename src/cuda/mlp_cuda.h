@@ -16,13 +16,14 @@ extern "C" {
 /* How the kernel cuts one [hidden, inter] shape (pl_cuda_mlp_plan_for). */
 typedef struct pl_cuda_mlp_plan {
     int hidden, inter;
-    int ctas;   /* CTAs, one per SM, all resident (a cooperative launch) */
+    int ctas;   /* CTAs, at most one per SM: the MLP's all resident (a cooperative launch); a wide
+                   projection's (pl_cuda_wide_plan_for) tiles x splits, in a plain launch */
     int cols;   /* intermediate columns of each CTA (gate/up: 2 x cols weight rows over all of hidden) */
     int tiles;  /* down: tiles of `tile` output rows ... */
     int tile;
     int splits; /* ... x K splits (tiles x splits <= ctas): the partial planes */
     int kt2;    /* 64-k stages of each split (the last may have fewer) */
-    int form;   /* the compiled form (tile widths and ring depths) */
+    int form;   /* the compiled form (tile widths and ring depths; 0 for a wide projection) */
     size_t smem;
     int coop;   /* 1: a cooperative launch (every CTA resident, or cudaErrorCooperativeLaunchTooLarge and
                    no launch); 0, a benchmark hook: a plain one, which may start CTAs while the kernels
