@@ -14,10 +14,11 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
- * --attn-splits N, --kslice N, --attn-warps N, --mlp N: the decode attention's context splits (0: heuristic),
- * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width and the fused MLP's mode
- * (pl_cuda_backend_fused_mlp) for the whole run, e.g. to compare settings in separate processes
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
+ * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
+ * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
+ * default) for the whole run, e.g. to compare settings in separate processes
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -220,7 +221,7 @@ int main(int argc, char **argv) {
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, set_wide = -1, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -242,6 +243,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--mlp-plain-ab")) mlp_plain_ab = 1;
         else if (!strcmp(argv[i], "--wide-ab")) wide_ab = 1;
         else if (!strcmp(argv[i], "--wide") && i + 1 < argc) set_wide = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mlp-pre") && i + 1 < argc) set_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-splits") && i + 1 < argc) set_splits = atoi(argv[++i]);
@@ -292,6 +294,7 @@ int main(int argc, char **argv) {
     if (set_kslice > 0) pl_cuda_backend_kslice(m->bctx, set_kslice);
     if (set_mlp >= 0) pl_cuda_backend_fused_mlp(m->bctx, set_mlp);
     if (set_wide >= 0) pl_cuda_backend_wide_proj(m->bctx, set_wide);
+    pl_cuda_backend_mlp_pre(m->bctx, set_pre);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;

@@ -178,6 +178,7 @@ struct pl_cuda_backend {
     long mlp_runs; /* fused MLP launches (pl_cuda_backend_mlp_runs) */
     int wide_mode; /* a projection before an add + RMSNorm as pl_cuda_wide_bf16: 0 AUTO, 1 never, 2 from 1 row */
     long wide_runs; /* its launches (pl_cuda_backend_wide_runs) */
+    int mlp_pre;    /* the fused MLP's weight stages before its PDL wait (pl_cuda_backend_mlp_pre; 0: its default) */
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
     long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
@@ -1531,7 +1532,9 @@ int launch_mlp(pl_cuda_backend *b, const void *wd, void *y, char *err, size_t er
     const mlp_pending m = b->mlp;
     b->mlp.stage = 0;
     const int xr = readable_rows(b, m.x, (size_t)m.K * 2);
-    const int ge = pl_cuda_mlp_bf16(&m.plan, m.x, m.rows, xr > m.rows ? xr : m.rows, m.w, wd, m.h, b->mlp_part, b->mlp_cnt, b->gemv_ws.pdl,
+    pl_cuda_mlp_plan mp = m.plan;
+    mp.pre = b->mlp_pre;
+    const int ge = pl_cuda_mlp_bf16(&mp, m.x, m.rows, xr > m.rows ? xr : m.rows, m.w, wd, m.h, b->mlp_part, b->mlp_cnt, b->gemv_ws.pdl,
                                     b->stream);
     if (ge == cudaErrorCooperativeLaunchTooLarge) {
         /* the device cannot hold every CTA at once (SMs shared with another context): the held
@@ -1583,7 +1586,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
         (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice,
         (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt),
-        (unsigned long long)b->wide_mode);
+        (unsigned long long)b->wide_mode, (unsigned long long)b->mlp_pre);
     if (REPLAYING(b)) return PL_OK;
     if (mlp_down) {
         const int rc = launch_mlp(b, w->d, out, err, err_len);
@@ -2467,6 +2470,9 @@ void pl_cuda_backend_wide_proj(pl_cuda_backend *b, int mode) {
     if (b) b->wide_mode = mode == 1 || mode == 2 ? mode : 0;
 }
 long pl_cuda_backend_wide_runs(const pl_cuda_backend *b) { return b ? b->wide_runs : 0; }
+void pl_cuda_backend_mlp_pre(pl_cuda_backend *b, int n) {
+    if (b) b->mlp_pre = n > 0 ? n : 0;
+}
 void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on) {
     if (b) b->mlp_plain = on ? 1 : 0;
 }

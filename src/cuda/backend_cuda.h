@@ -113,6 +113,9 @@ void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on);
  * adds): 0 AUTO, 1 never, 2 from 1 row. pl_cuda_backend_wide_runs counts its launches. */
 void pl_cuda_backend_wide_proj(pl_cuda_backend *b, int mode);
 long pl_cuda_backend_wide_runs(const pl_cuda_backend *b);
+/* Benchmark hook: the fused MLP's weight stages issued before its PDL wait (pl_cuda_mlp_plan.pre:
+ * 0 the default, a third of the ring; 6 the whole ring of Qwen3-4B's form, as before). */
+void pl_cuda_backend_mlp_pre(pl_cuda_backend *b, int n);
 /* Benchmark hook: the decode attention's work units per CTA (pl_cuda_attn_options.
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);

@@ -84,6 +84,7 @@ struct mlp_params {
     int *cnt;
     int hidden, inter, cols, tiles, tile, splits, kt1, kt2, ktd, rows;
     int coop; /* a cooperative launch: every CTA resident, so no poll needs a time limit */
+    int pre;  /* weight stages issued before the PDL wait (pl_cuda_mlp_plan.pre; 0: the default) */
 };
 
 #ifdef PL_HAVE_WGMMA /* the kernel's helpers (its body is empty in the compute_90 PTX) */
@@ -149,7 +150,14 @@ __global__ void __launch_bounds__(NTH, 1)
             }
         };
         int nw = 0, nx = 0;
-        for (; nw < S && nw < NQ; ++nw) issue_w(nw); /* the weights depend on no kernel before */
+        /* the weights depend on no kernel before: the first go out before the wait. The MLP
+         * sends a third of its ring (2 of 6 stages at Qwen3-4B's width): the add + RMSNorm
+         * before it reads its 5.2 MB of partials as these CTAs enter, and a whole ring (16 MB
+         * over 128 CTAs) queued ahead of those reads slowed the norm more than the head start
+         * gained (PERF.md, thirty-first session: the batch-64 step 0.3-1% faster). A wide
+         * projection enters during the attention's tail: its whole ring. */
+        const int pre = a.pre > 0 ? (a.pre < S ? a.pre : S) : N1 > 0 ? (S / 3 > 1 ? S / 3 : 1) : S;
+        for (; nw < pre && nw < NQ; ++nw) issue_w(nw);
         pdl_wait();
         bool ready = N1 == 0; /* a wide projection's x needs no count */
         unsigned polls = 0;
@@ -328,7 +336,7 @@ bool fill_plan(int hidden, int inter, int C, int cols, int f, pl_cuda_mlp_plan *
     const int kt2 = (ktd + C / tiles - 1) / (C / tiles), splits = (ktd + kt2 - 1) / kt2;
     const size_t smem = form_smem(fm);
     if (smem > 227 * 1024) return false;
-    *p = pl_cuda_mlp_plan{hidden, inter, cols ? C : tiles * splits, cols, tiles, tile, splits, kt2, f, smem, cols ? 1 : 0};
+    *p = pl_cuda_mlp_plan{hidden, inter, cols ? C : tiles * splits, cols, tiles, tile, splits, kt2, f, smem, cols ? 1 : 0, 0};
     return true;
 }
 
@@ -378,7 +386,7 @@ extern "C" int pl_cuda_mlp_bf16(const pl_cuda_mlp_plan *p, const void *x, int ro
         !pl_cuda_tmap_2d_bf16(&m[3], h, (uint64_t)I, (uint64_t)rows, (uint64_t)I * 2, 64, MR))
         return (int)cudaErrorInvalidValue;
     const mlp_params a{static_cast<__nv_bfloat16 *>(h), parts, cnt, H, I, p->cols, p->tiles, p->tile, p->splits, H / 64, p->kt2, I / 64, rows,
-                       p->coop};
+                       p->coop, p->pre};
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     switch (p->form) {
     case 0: return (int)launch_form<0>(p, m, a, pdl, s);
@@ -403,7 +411,7 @@ extern "C" int pl_cuda_wide_bf16(const pl_cuda_mlp_plan *p, const void *x, int r
         !pl_cuda_tmap_2d_bf16(&m[1], x, (uint64_t)K, (uint64_t)xr, (uint64_t)K * 2, 64, MR))
         return (int)cudaErrorInvalidValue;
     const CUtensorMap maps[4] = {m[0], m[1], m[0], m[1]};
-    const mlp_params a{nullptr, parts, nullptr, N, K, 0, p->tiles, p->tile, p->splits, 0, p->kt2, K / 64, rows, 0};
+    const mlp_params a{nullptr, parts, nullptr, N, K, 0, p->tiles, p->tile, p->splits, 0, p->kt2, K / 64, rows, 0, 0};
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     return (int)launch_kernel<kWide.n1, kWide.n2, kWide.s, kWide.xs>(p, maps, a, pdl, s);
 }

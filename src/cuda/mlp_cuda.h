@@ -28,6 +28,9 @@ typedef struct pl_cuda_mlp_plan {
     int coop;   /* 1: a cooperative launch (every CTA resident, or cudaErrorCooperativeLaunchTooLarge and
                    no launch); 0, a benchmark hook: a plain one, which may start CTAs while the kernels
                    before leave SMs (a CTA waiting 2 s for the others then traps rather than hangs) */
+    int pre;    /* the MLP's weight stages issued before its PDL wait: 0 the default (a third of the
+                   ring), else at most the ring (a benchmark hook, pl_cuda_backend_mlp_pre). The plan
+                   functions set 0; a wide projection issues its whole ring. */
 } pl_cuda_mlp_plan;
 
 
