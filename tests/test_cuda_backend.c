@@ -536,6 +536,72 @@ static void test_wide_proj(pair *p) {
     }
 }
 
+/* A projection no norm takes, as the full-K kernel (pl_cuda_backend_fullk_proj) and as the tile
+ * GEMM: {n, k, rows, mode, ring}: the qkv projections of Qwen3-4B, -0.6B, -8B (mode 1's rows), -1.7B
+ * forced below them, a partial last tile with the deep ring, 5 rows, 64-column tiles in both rings,
+ * and a shape no form takes (n / SMs columns past the widest tile). Each also with another
+ * ring (the same bits: the same sums in the same order). x carries NaN rows past `rows` that its allocation holds (they
+ * may reach only rows never stored), y a NaN row past them that must stay. */
+static void test_fullk_proj(pair *p) {
+    static const int shapes[][5] = {{6144, 2560, 64, 1, 0}, {4096, 1024, 60, 1, 0}, {6144, 4096, 57, 1, 0}, {4096, 2048, 33, 2, 0},
+                                    {1000, 3072, 64, 2, 1}, {2050, 2560, 5, 2, 1},  {8192, 1024, 61, 1, 0}, {8000, 1536, 64, 2, 1},
+                                    {20000, 512, 64, 2, 0}};
+    const size_t ns = sizeof shapes / sizeof shapes[0];
+    const int avail = pl_cuda_mlp_available();
+    char what[160];
+    for (size_t si = 0; si < ns; si++) {
+        const int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2], mode = shapes[si][3], ring = shapes[si][4];
+        const int other = ring == 0 ? 1 : 0; /* the ring of variant 2 */
+        pl_cuda_mlp_plan plan;
+        const long want = avail && pl_cuda_fullk_plan_for(N, K, dev_sms(), ring, &plan) ? 1 : 0;
+        const long want2 = avail && pl_cuda_fullk_plan_for(N, K, dev_sms(), other, &plan) ? 1 : 0;
+        const size_t e = 2, nx = (size_t)M * K, ny = (size_t)M * N, xpad = 3 * (size_t)K * e;
+        float *w = rand_act(PL_F32, (size_t)N * K, 0.05f), *x = rand_act(p->dt, nx, 1.0f);
+        void *cw = make_weight(p, 0, w, N, K, 1, 1), *gw = make_weight(p, 1, w, N, K, 1, 1);
+        void *xa = to_act(p->dt, x, nx);
+        void *dx = dup_dev_padded(p, xa, nx * e, xpad), *dy = p->go->alloc(p->g, (ny + N) * e);
+        unsigned char *yb[3];
+        for (int v = 0; v < 3; v++) { /* 0: the mode, 1: the tile GEMM (the default), 2: another ring (forced) */
+            /* the other ring also with one stage before its wait */
+            pl_cuda_backend_fullk_proj(p->g, v == 0 ? mode : v == 1 ? 0 : 2, v == 2 ? other : ring, v == 2 ? 1 : 0);
+            const long runs0 = pl_cuda_backend_fullk_runs(p->g);
+            yb[v] = malloc((ny + N) * e);
+            CHECK(cudaMemsetAsync(dy, 0xff, (ny + N) * e, p->st) == cudaSuccess); /* NaN: every element must be written */
+            CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+            down(p, yb[v], dy, (ny + N) * e);
+            const long got = pl_cuda_backend_fullk_runs(p->g) - runs0;
+            const long w_v = v == 0 ? want : v == 1 ? 0 : want2;
+            CHECK_MSG(got == w_v, "full-K [%d x %d] x [%d x %d]^T, variant %d: %ld launches, want %ld", M, K, N, K, v, got, w_v);
+            int kept = 1;
+            for (size_t i = ny * e; i < (ny + N) * e; i++) kept &= yb[v][i] == 0xff;
+            CHECK_MSG(kept, "full-K [%d x %d] x [%d x %d]^T, variant %d: a row past %d written", M, K, N, K, v, M);
+        }
+        snprintf(what, sizeof what, "full-K [%d x %d] x [%d x %d]^T, mode %d, ring %d", M, K, N, K, mode, ring);
+        if (want && want2) CHECK_MSG(memcmp(yb[0], yb[2], ny * e) == 0, "%s: the two rings' outputs differ", what);
+        float *gf = malloc(sizeof(float) * ny), *cf = malloc(sizeof(float) * ny);
+        from_act(p->dt, yb[0], ny, gf);
+        from_act(p->dt, yb[1], ny, cf);
+        cmp(what, gf, cf, ny, 1e-2, 1e-3);
+        void *cy = malloc(ny * e);
+        CHECK_OK(p->co->matmul(&p->cpu, xa, M, cw, cy, 0, err, sizeof err), err);
+        from_act(p->dt, cy, ny, cf);
+        snprintf(what, sizeof what, "full-K [%d x %d] x [%d x %d]^T against the CPU", M, K, N, K);
+        cmp(what, gf, cf, ny, 2e-2, 1e-3);
+        /* held (where a wide plan holds it) and flushed by another op: the same bits */
+        pl_cuda_backend_fullk_proj(p->g, mode, ring, 0);
+        CHECK(cudaMemsetAsync(dy, 0xff, ny * e, p->st) == cudaSuccess);
+        CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+        CHECK(p->go->add(p->g, dy, dy, 0) == PL_OK);
+        down(p, cy, dy, ny * e);
+        CHECK_MSG(memcmp(cy, yb[0], ny * e) == 0, "%s: output differs when another op follows the GEMM", what);
+        pl_cuda_backend_fullk_proj(p->g, 0, 0, 0);
+        for (int v = 0; v < 3; v++) free(yb[v]);
+        p->go->free(p->g, dx), p->go->free(p->g, dy);
+        p->co->weight_free(&p->cpu, cw), p->go->weight_free(p->g, gw);
+        free(w), free(x), free(xa), free(gf), free(cf), free(cy);
+    }
+}
+
 static void test_elementwise(pair *p) {
     pl_dtype dt = p->dt;
     size_t e = esz(dt);
@@ -1416,6 +1482,7 @@ int main(void) {
             test_matmul_norm(&p);
             test_mlp_fused(&p);
             test_wide_proj(&p);
+            test_fullk_proj(&p);
             test_attention_gemm(&p);
             test_sampler(&p);
             test_errors(&p);

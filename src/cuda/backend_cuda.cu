@@ -179,6 +179,10 @@ struct pl_cuda_backend {
     int wide_mode; /* a projection before an add + RMSNorm as pl_cuda_wide_bf16: 0 AUTO, 1 never, 2 from 1 row */
     long wide_runs; /* its launches (pl_cuda_backend_wide_runs) */
     int mlp_pre;    /* the fused MLP's weight stages before its PDL wait (pl_cuda_backend_mlp_pre; 0: its default) */
+    int fullk_mode; /* a projection no norm takes as pl_cuda_fullk_bf16: 0 never (the default), 1 from 57 rows, 2 from 1 row */
+    int fullk_ring; /* its ring (pl_cuda_fullk_plan_for) */
+    int fullk_pre;  /* its weight stages before its PDL wait (0: its default) */
+    long fullk_runs; /* its launches (pl_cuda_backend_fullk_runs) */
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
     long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
@@ -1486,6 +1490,31 @@ bool wide_holds(pl_cuda_backend *b, int rows, int N, int K, const void *wd, cons
     return ensure_mlp_part(b, (size_t)plan->splits * PL_CUDA_MLP_ROWS * plan->hidden * 4);
 }
 
+/* Rows from which mode 1 runs a projection that no add + RMSNorm takes (the qkv projection) as
+ * pl_cuda_fullk_bf16. Not the default: at batch 64 it took 1.3% off Qwen3-4B's step and added 1.2%
+ * to Qwen3-8B's and 3% to Qwen3-1.7B's (PERF.md, thirty-second session). */
+#define PL_CUDA_FULLK_MIN_ROWS 57
+
+/* Whether a GEMM of `rows` rows (w [N, K] bf16, x, into y) runs as the full-K kernel, with its plan. */
+bool fullk_takes(pl_cuda_backend *b, int rows, int N, int K, const void *wd, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
+    if (!b->mlp_ok || b->fullk_mode == 0 || b->skip || b->act != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
+        rows < (b->fullk_mode >= 2 ? 1 : PL_CUDA_FULLK_MIN_ROWS) || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)wd) & 15))
+        return false;
+    if (!pl_cuda_fullk_plan_for(N, K, b->gemv_ws.sms, b->fullk_ring, plan)) return false;
+    plan->pre = b->fullk_pre;
+    return true;
+}
+
+int launch_fullk(pl_cuda_backend *b, const pl_cuda_mlp_plan &plan, const void *w, const void *x, void *y, int rows) {
+    const int xr = readable_rows(b, x, (size_t)plan.hidden * 2);
+    const int ge = pl_cuda_fullk_bf16(&plan, x, rows, xr > rows ? xr : rows, w, y, b->gemv_ws.pdl, b->stream);
+    if (ge != 0)
+        return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: full-K kernel launch: %s", rows, plan.hidden, plan.inter, plan.hidden,
+                       cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    b->fullk_runs++;
+    return PL_OK;
+}
+
 /* The fused MLP's (and the wide projections') partials scratch of at least `need` bytes, and the
  * MLP's counters: allocated in an eager step, never inside a capture (then false: the caller
  * runs its kernels as they were). */
@@ -1515,8 +1544,15 @@ int launch_swiglu(pl_cuda_backend *b, const void *gu, int rows, int inter, void 
 int launch_held_mlp(pl_cuda_backend *b) {
     const mlp_pending m = b->mlp;
     b->mlp.stage = 0;
+    /* a GEMM of the gate/up shape that no SwiGLU and down GEMM took (Qwen3-4B's qkv projection is
+     * one): as op_matmul would have launched it */
+    pl_cuda_mlp_plan fp;
+    const bool fk = fullk_takes(b, m.rows, m.N, m.K, m.w, m.x, m.gu, &fp);
+    if (fk) {
+        if (int rc = launch_fullk(b, fp, m.w, m.x, m.gu, m.rows)) return rc;
+    }
     const pl_cuda_gemv_ws ws = gemv_ws_for(b, m.rows, readable_rows(b, m.x, (size_t)m.K * 2));
-    const int ge = pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.gu, 0, PL_CUDA_GEMV_TILE, &ws, b->stream);
+    const int ge = fk ? 0 : pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.gu, 0, PL_CUDA_GEMV_TILE, &ws, b->stream);
     if (ge != 0)
         return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", m.rows, m.K, m.N, m.K,
                        cudaGetErrorString(static_cast<cudaError_t>(ge)));
@@ -1586,7 +1622,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
         (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice,
         (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt),
-        (unsigned long long)b->wide_mode, (unsigned long long)b->mlp_pre);
+        (unsigned long long)b->wide_mode, (unsigned long long)b->mlp_pre, (unsigned long long)b->fullk_mode,
+        (unsigned long long)b->fullk_ring, (unsigned long long)b->fullk_pre);
     if (REPLAYING(b)) return PL_OK;
     if (mlp_down) {
         const int rc = launch_mlp(b, w->d, out, err, err_len);
@@ -1616,6 +1653,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
             b->mm = mm_pending{w->d, x, dst, rows, N, K, 1, 1, plan}; /* op_add_rmsnorm may take it as the wide kernel */
             return PL_OK;
         }
+        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && w->dtype == PL_BF16 && fullk_takes(b, rows, N, K, w->d, x, dst, &plan))
+            return fwd(b, launch_fullk(b, plan, w->d, x, dst, rows), err, err_len);
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
@@ -1738,7 +1777,12 @@ int flush_pending(pl_cuda_backend *b) {
     if (b->mm.on) { /* held only while nothing else is pending (op_matmul flushed first) */
         const mm_pending m = b->mm;
         b->mm.on = 0;
-        const int ge = pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.y, 0, PL_CUDA_GEMV_TILE, &b->gemv_ws, b->stream);
+        pl_cuda_mlp_plan fp;
+        const bool fk = fullk_takes(b, m.rows, m.N, m.K, m.w, m.x, m.y, &fp);
+        if (fk) {
+            if (int rc = launch_fullk(b, fp, m.w, m.x, m.y, m.rows)) return rc;
+        }
+        const int ge = fk ? 0 : pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.y, 0, PL_CUDA_GEMV_TILE, &b->gemv_ws, b->stream);
         if (ge != 0)
             return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", m.rows, m.K, m.N, m.K,
                            cudaGetErrorString(static_cast<cudaError_t>(ge)));
@@ -2470,6 +2514,13 @@ void pl_cuda_backend_wide_proj(pl_cuda_backend *b, int mode) {
     if (b) b->wide_mode = mode == 1 || mode == 2 ? mode : 0;
 }
 long pl_cuda_backend_wide_runs(const pl_cuda_backend *b) { return b ? b->wide_runs : 0; }
+void pl_cuda_backend_fullk_proj(pl_cuda_backend *b, int mode, int ring, int pre) {
+    if (!b) return;
+    b->fullk_mode = mode == 1 || mode == 2 ? mode : 0;
+    b->fullk_ring = ring > 0 ? ring : 0;
+    b->fullk_pre = pre > 0 ? pre : 0;
+}
+long pl_cuda_backend_fullk_runs(const pl_cuda_backend *b) { return b ? b->fullk_runs : 0; }
 void pl_cuda_backend_mlp_pre(pl_cuda_backend *b, int n) {
     if (b) b->mlp_pre = n > 0 ? n : 0;
 }

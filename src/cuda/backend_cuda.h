@@ -113,6 +113,14 @@ void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on);
  * adds): 0 AUTO, 1 never, 2 from 1 row. pl_cuda_backend_wide_runs counts its launches. */
 void pl_cuda_backend_wide_proj(pl_cuda_backend *b, int mode);
 long pl_cuda_backend_wide_runs(const pl_cuda_backend *b);
+/* Benchmark hook: a projection that no add + RMSNorm takes (the qkv projection) as the fused MLP's
+ * phase 1 alone (pl_cuda_fullk_bf16: one CTA per SM over all of K, no sums): mode 0 never (the
+ * default: at batch 64 it helps Qwen3-4B's step by 1.3% and costs Qwen3-8B's 1.2%, PERF.md,
+ * thirty-second session), 1 from 57 rows, 2 from 1 row; ring: pl_cuda_fullk_plan_for's (0 the
+ * default, 1 deep); pre: its weight stages before its PDL wait (0: a third of its ring).
+ * pl_cuda_backend_fullk_runs counts its launches. */
+void pl_cuda_backend_fullk_proj(pl_cuda_backend *b, int mode, int ring, int pre);
+long pl_cuda_backend_fullk_runs(const pl_cuda_backend *b);
 /* Benchmark hook: the fused MLP's weight stages issued before its PDL wait (pl_cuda_mlp_plan.pre:
  * 0 the default, a third of the ring; 6 the whole ring of Qwen3-4B's form, as before). */
 void pl_cuda_backend_mlp_pre(pl_cuda_backend *b, int n);

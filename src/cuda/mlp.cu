@@ -34,7 +34,11 @@
  * thirtieth session). The qkv projection so (its partials summed by a kernel, or by the decode
  * attention as it reads q, k and v) and the K splits added through distributed shared memory in
  * clusters were level or slower: the attention's CTAs cannot enter beside 124-168 KiB CTAs, and
- * a cluster's two steps cost ~3 us (session30/patches). */
+ * a cluster's two steps cost ~3 us (session30/patches).
+ *
+ * With no phase 2 (N2 = 0, pl_cuda_fullk_bf16) it runs one projection over all of K, no sums: the
+ * qkv projection so, in a ring that fits beside one attention CTA, took Qwen3-4B's batch-64 step
+ * 1.3-1.6% down and Qwen3-8B's 1.2-1.8% up (PERF.md, thirty-second session): an opt-in. */
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -112,7 +116,10 @@ __device__ __forceinline__ void grid_count(int *cnt) {
 
 /* N1: phase 1's tile width (2 x a multiple of 8 >= cols), N2: down's tile rows; S weight slots
  * of max(N1, N2) rows, XS x slots of 64 rows, 64 k each. N1 = 0: no phase 1 and no count, phase 2
- * alone on x (tx2; tw1 and tx1 unused): one projection's K-split partials (pl_cuda_wide_bf16) */
+ * alone on x (tx2; tw1 and tx1 unused): one projection's K-split partials (pl_cuda_wide_bf16).
+ * N2 = 0: phase 1 alone as one projection over all of K (pl_cuda_fullk_bf16): CTA c owns output
+ * columns [c N1, (c + 1) N1) (one box of tw1), stores them as bf16 into h (row stride inter), no
+ * count, no sums. */
 template <int N1, int N2, int S, int XS>
 __global__ void __launch_bounds__(NTH, 1)
     mlp_kernel(const __grid_constant__ CUtensorMap tw1, const __grid_constant__ CUtensorMap tx1, const __grid_constant__ CUtensorMap tw2,
@@ -120,15 +127,17 @@ __global__ void __launch_bounds__(NTH, 1)
 #ifdef PL_HAVE_WGMMA
     constexpr int WSLOT = (N1 > N2 ? N1 : N2) * 128;
     pdl_trigger();
-    PL_DIAG_SCOPE(12, a.hidden, a.inter,
-                  (unsigned long long)a.rows | (unsigned long long)a.splits << 16 | (unsigned long long)S << 24 | (unsigned long long)(N1 == 0) << 32);
+    /* one projection (wide or full-K) records its (n, k) and a flag, as diag_timeline.py reads them */
+    PL_DIAG_SCOPE(12, N2 == 0 ? a.inter : a.hidden, N2 == 0 ? a.hidden : a.inter,
+                  (unsigned long long)a.rows | (unsigned long long)a.splits << 16 | (unsigned long long)S << 24 |
+                      (unsigned long long)(N1 == 0 || N2 == 0) << 32);
     extern __shared__ __align__(128) unsigned char sm[];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, c = blockIdx.x, C = gridDim.x;
     const uint32_t sb = (smem_u32(sm) + 1023u) & ~1023u, xb = sb + S * WSLOT;
     const uint32_t full = xb + XS * XSLOT, empty = full + S * 8, xfull = empty + S * 8, xempty = xfull + XS * 8;
     /* phase 2: tile nt, K split sp (stages q2 ..), n2 stages; CTAs past tiles x splits have none */
-    const int nt = c / a.splits, sp = c % a.splits, q2 = sp * a.kt2;
-    const int n2 = c < a.tiles * a.splits ? min(a.kt2, a.ktd - q2) : 0, NQ = a.kt1 + n2;
+    const int nt = N2 ? c / a.splits : 0, sp = N2 ? c % a.splits : 0, q2 = sp * a.kt2;
+    const int n2 = N2 && c < a.tiles * a.splits ? min(a.kt2, a.ktd - q2) : 0, NQ = a.kt1 + n2;
     if (tid == 0) {
         for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1), mbar_init(empty + j * 8, 128);
         for (int j = 0; j < XS; ++j) mbar_init(xfull + j * 8, 1), mbar_init(xempty + j * 8, 128);
@@ -140,7 +149,10 @@ __global__ void __launch_bounds__(NTH, 1)
         const uint64_t wpol = l2_evict_first(); /* read once a step, as the tile GEMM's */
         auto issue_w = [&](int q) {
             const uint32_t slot = sb + (q % S) * WSLOT, bar = full + (q % S) * 8;
-            if (q < a.kt1) {
+            if (N2 == 0) { /* one box of N1 rows; rows past inter read as zero, counted all the same */
+                mbar_expect_tx(bar, N1 * 128u);
+                tma_load_2d(slot, &tw1, q * 64, c * N1, bar, wpol);
+            } else if (q < a.kt1) {
                 mbar_expect_tx(bar, 2u * a.cols * 128u);
                 tma_load_2d(slot, &tw1, q * 64, c * a.cols, bar, wpol);
                 tma_load_2d(slot + N1 / 2 * 128, &tw1, q * 64, a.inter + c * a.cols, bar, wpol);
@@ -209,23 +221,36 @@ __global__ void __launch_bounds__(NTH, 1)
 #pragma unroll
         for (int j = 0; j < N1 / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
         for (int q = 0; q < a.kt1; ++q) consume(q, acc);
-        /* column col < cols: gate at acc[j], its up N1 / 2 columns on, acc[j + N1 / 16] */
+        if constexpr (N2 == 0) { /* a full-K projection: its columns as bf16, rounded once from the f32 sums */
 #pragma unroll
-        for (int j = 0; j < N1 / 16; ++j) {
-            const int col = 8 * j + 2 * t4, i = c * a.cols + col;
-            if (col < a.cols) {
-                if (tok0 < a.rows)
-                    *reinterpret_cast<__nv_bfloat162 *>(a.h + (size_t)tok0 * a.inter + i) =
-                        __halves2bfloat162(swiglu1(acc[j][0], acc[j + N1 / 16][0]), swiglu1(acc[j][1], acc[j + N1 / 16][1]));
-                if (tok1 < a.rows)
-                    *reinterpret_cast<__nv_bfloat162 *>(a.h + (size_t)tok1 * a.inter + i) =
-                        __halves2bfloat162(swiglu1(acc[j][2], acc[j + N1 / 16][2]), swiglu1(acc[j][3], acc[j + N1 / 16][3]));
+            for (int j = 0; j < N1 / 8; ++j) {
+                const int i = c * N1 + 8 * j + 2 * t4;
+                if (i < a.inter) {
+                    if (tok0 < a.rows)
+                        *reinterpret_cast<__nv_bfloat162 *>(a.h + (size_t)tok0 * a.inter + i) = __floats2bfloat162_rn(acc[j][0], acc[j][1]);
+                    if (tok1 < a.rows)
+                        *reinterpret_cast<__nv_bfloat162 *>(a.h + (size_t)tok1 * a.inter + i) = __floats2bfloat162_rn(acc[j][2], acc[j][3]);
+                }
             }
+        } else {
+            /* column col < cols: gate at acc[j], its up N1 / 2 columns on, acc[j + N1 / 16] */
+#pragma unroll
+            for (int j = 0; j < N1 / 16; ++j) {
+                const int col = 8 * j + 2 * t4, i = c * a.cols + col;
+                if (col < a.cols) {
+                    if (tok0 < a.rows)
+                        *reinterpret_cast<__nv_bfloat162 *>(a.h + (size_t)tok0 * a.inter + i) =
+                            __halves2bfloat162(swiglu1(acc[j][0], acc[j + N1 / 16][0]), swiglu1(acc[j][1], acc[j + N1 / 16][1]));
+                    if (tok1 < a.rows)
+                        *reinterpret_cast<__nv_bfloat162 *>(a.h + (size_t)tok1 * a.inter + i) =
+                            __halves2bfloat162(swiglu1(acc[j][2], acc[j + N1 / 16][2]), swiglu1(acc[j][3], acc[j + N1 / 16][3]));
+                }
+            }
+            grid_count(a.cnt); /* h */
         }
-        grid_count(a.cnt); /* h */
     }
     PL_DIAG_MARK(5);
-    if (n2 > 0) {
+    if constexpr (N2 > 0) if (n2 > 0) {
         float acc[N2 / 8][4];
 #pragma unroll
         for (int j = 0; j < N2 / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
@@ -239,7 +264,7 @@ __global__ void __launch_bounds__(NTH, 1)
                 if (tok1 < a.rows) *reinterpret_cast<float2 *>(p1 + 8 * j) = make_float2(acc[j][2], acc[j][3]);
             }
     }
-    if constexpr (N1 > 0) {
+    if constexpr (N1 > 0 && N2 > 0) {
         asm volatile("bar.sync 1, 128;\n" ::: "memory");
         /* the last CTA out zeroes the counters for the next launch: every producer is past its poll */
         if (tid == 0) __threadfence(); /* this CTA's count read before the reset below may land */
@@ -327,6 +352,25 @@ template <int F> cudaError_t launch_form(const pl_cuda_mlp_plan *p, const CUtens
     return launch_kernel<f.n1, f.n2, f.s, f.xs>(p, maps, a, pdl, s);
 }
 
+
+/* a full-K projection's forms (n2 = 0) by ring: 0, tile widths 32, 48 and 64 with a ring that fits
+ * beside one decode-attention CTA (~113 KiB); 1, deeper ones (~153 KiB). Every CTA reads all of x
+ * from L2, a stage's 8 KiB beside 4-8 KiB of weights, so the x ring must be deep too: 4 x slots held
+ * the qkv projection at ~20 GB/s a CTA; a weight stage takes ~2.5 us to land, an x stage ~1.3, and at
+ * 48 columns 11 + 6 slots beat 8 + 8, 10 + 7 and 13 + 5 (the last two at 116-118 KiB no longer fit
+ * beside the attention; PERF.md, thirty-second session). */
+struct fullk_form {
+    int ring;
+    mlp_form f;
+};
+constexpr fullk_form kFull[] = {{0, {32, 0, 16, 6}},   {0, {48, 0, 11, 6}},  {0, {64, 0, 9, 5}},
+                                {1, {32, 0, 14, 12}}, {1, {48, 0, 12, 10}}, {1, {64, 0, 10, 9}}};
+constexpr int kNumFull = (int)(sizeof kFull / sizeof kFull[0]);
+template <int F> cudaError_t launch_full(const pl_cuda_mlp_plan *p, const CUtensorMap *maps, const mlp_params &a, int pdl, cudaStream_t s) {
+    constexpr mlp_form f = kFull[F].f;
+    return launch_kernel<f.n1, 0, f.s, f.xs>(p, maps, a, pdl, s);
+}
+
 /* p for at most C CTAs of `cols` columns in form f of kForms (kWide when cols is 0): down's tiles
  * and K splits over the same CTAs (a wide projection: just those CTAs) */
 bool fill_plan(int hidden, int inter, int C, int cols, int f, pl_cuda_mlp_plan *p) {
@@ -396,6 +440,16 @@ extern "C" int pl_cuda_mlp_bf16(const pl_cuda_mlp_plan *p, const void *x, int ro
     }
 }
 
+/* One projection's maps for either phase (the other phase's two unused: the same again): w [n, k]
+ * in boxes of box_rows rows, x of xr rows in boxes of 64 */
+static bool proj_maps(CUtensorMap (&maps)[4], const void *w, int n, int k, int box_rows, const void *x, int xr) {
+    if (!pl_cuda_tmap_2d_bf16(&maps[0], w, (uint64_t)k, (uint64_t)n, (uint64_t)k * 2, 64, (uint32_t)box_rows) ||
+        !pl_cuda_tmap_2d_bf16(&maps[1], x, (uint64_t)k, (uint64_t)xr, (uint64_t)k * 2, 64, MR))
+        return false;
+    maps[2] = maps[0], maps[3] = maps[1];
+    return true;
+}
+
 extern "C" int pl_cuda_wide_plan_for(int n, int k, int sms, pl_cuda_mlp_plan *p) {
     if (!p || n <= 0 || k <= 0 || k % 64 || sms <= 0) return 0;
     return fill_plan(n, k, sms, 0, 0, p) ? 1 : 0;
@@ -405,12 +459,9 @@ extern "C" int pl_cuda_wide_bf16(const pl_cuda_mlp_plan *p, const void *x, int r
                                  void *stream) {
     if (!p || p->cols != 0 || p->form != 0 || rows < 1 || rows > MR || x_rows < rows || !x || !w || !parts)
         return (int)cudaErrorInvalidValue;
-    const int N = p->hidden, K = p->inter, xr = x_rows < MR ? x_rows : MR;
-    CUtensorMap m[2]; /* w, x (phase 1's maps unused: passed again) */
-    if (!pl_cuda_tmap_2d_bf16(&m[0], w, (uint64_t)K, (uint64_t)N, (uint64_t)K * 2, 64, (uint32_t)p->tile) ||
-        !pl_cuda_tmap_2d_bf16(&m[1], x, (uint64_t)K, (uint64_t)xr, (uint64_t)K * 2, 64, MR))
-        return (int)cudaErrorInvalidValue;
-    const CUtensorMap maps[4] = {m[0], m[1], m[0], m[1]};
+    const int N = p->hidden, K = p->inter;
+    CUtensorMap maps[4];
+    if (!proj_maps(maps, w, N, K, p->tile, x, x_rows < MR ? x_rows : MR)) return (int)cudaErrorInvalidValue;
     const mlp_params a{nullptr, parts, nullptr, N, K, 0, p->tiles, p->tile, p->splits, 0, p->kt2, K / 64, rows, 0, 0};
     const cudaStream_t s = static_cast<cudaStream_t>(stream);
     return (int)launch_kernel<kWide.n1, kWide.n2, kWide.s, kWide.xs>(p, maps, a, pdl, s);
@@ -421,4 +472,35 @@ extern "C" int pl_cuda_mlp_sum_bf16(const float *parts, int splits, int rows, in
     const int n8 = rows * hidden / 8;
     return (int)launch_pdl(mlp_sum_kernel, dim3((unsigned)((n8 + 255) / 256)), dim3(256), 0, static_cast<cudaStream_t>(stream), pdl, parts,
                            splits, n8, (size_t)rows * hidden, static_cast<__nv_bfloat16 *>(y));
+}
+
+extern "C" int pl_cuda_fullk_plan_for(int n, int k, int sms, int ring, pl_cuda_mlp_plan *p) {
+    if (!p || n <= 0 || n % 2 || k <= 0 || k % 64 || sms <= 0) return 0;
+    const int need = ((n + sms - 1) / sms + 7) / 8 * 8; /* columns per CTA at one CTA per SM */
+    for (int f = 0; f < kNumFull; ++f) /* the narrowest tile of the ring that takes them (in width order) */
+        if (kFull[f].ring == ring && kFull[f].f.n1 >= need) {
+            const mlp_form &fm = kFull[f].f;
+            *p = pl_cuda_mlp_plan{k, n, (n + fm.n1 - 1) / fm.n1, fm.n1, 0, 0, 0, 0, f, form_smem(fm), 0, 0};
+            return 1;
+        }
+    return 0;
+}
+
+extern "C" int pl_cuda_fullk_bf16(const pl_cuda_mlp_plan *p, const void *x, int rows, int x_rows, const void *w, void *y, int pdl, void *stream) {
+    if (!p || p->tiles != 0 || p->form < 0 || p->form >= kNumFull || p->cols != kFull[p->form].f.n1 || p->inter % 2 || p->hidden % 64 ||
+        rows < 1 || rows > MR || x_rows < rows || !x || !w || !y || (((uintptr_t)x | (uintptr_t)w | (uintptr_t)y) & 15))
+        return (int)cudaErrorInvalidValue;
+    const int N = p->inter, K = p->hidden;
+    CUtensorMap maps[4];
+    if (!proj_maps(maps, w, N, K, p->cols, x, x_rows < MR ? x_rows : MR)) return (int)cudaErrorInvalidValue;
+    const mlp_params a{static_cast<__nv_bfloat16 *>(y), nullptr, nullptr, K, N, p->cols, 0, 0, 0, K / 64, 0, 0, rows, 0, p->pre};
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    switch (p->form) {
+    case 0: return (int)launch_full<0>(p, maps, a, pdl, s);
+    case 1: return (int)launch_full<1>(p, maps, a, pdl, s);
+    case 2: return (int)launch_full<2>(p, maps, a, pdl, s);
+    case 3: return (int)launch_full<3>(p, maps, a, pdl, s);
+    case 4: return (int)launch_full<4>(p, maps, a, pdl, s);
+    default: return (int)launch_full<5>(p, maps, a, pdl, s);
+    }
 }

@@ -64,6 +64,16 @@ int pl_cuda_wide_plan_for(int n, int k, int sms, pl_cuda_mlp_plan *p);
  * cudaError_t of the launch. */
 int pl_cuda_wide_bf16(const pl_cuda_mlp_plan *p, const void *x, int rows, int x_rows, const void *w, float *parts, int pdl, void *stream);
 
+/* One projection y = x w^T (w [n, k] bf16, x [rows, k], 1..PL_CUDA_MLP_ROWS rows, n even) as the
+ * fused kernel's phase 1 alone: CTA c owns output columns [c cols, (c + 1) cols) over all of K (at
+ * most one CTA per SM), so no K split and no sums: y [rows, n] bf16, each value rounded once from
+ * its f32 sum. The plan's hidden is k, inter is n, cols the tile width; ring 0 the ring that fits
+ * beside a decode-attention CTA (~113 KiB), 1 a deeper one (~153 KiB). 1 and *p when a compiled
+ * form of the ring takes the shape, else 0. */
+int pl_cuda_fullk_plan_for(int n, int k, int sms, int ring, pl_cuda_mlp_plan *p);
+/* The launch (x, w and y 16-byte aligned). Returns the cudaError_t of the launch. */
+int pl_cuda_fullk_bf16(const pl_cuda_mlp_plan *p, const void *x, int rows, int x_rows, const void *w, void *y, int pdl, void *stream);
+
 /* y [rows, hidden] bf16 = the partial planes of pl_cuda_mlp_bf16 added in split order (with
  * add_rmsnorm_parts_kernel's roundings), for when no add + RMSNorm takes them. Returns the
  * cudaError_t of the launch. */
