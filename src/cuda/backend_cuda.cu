@@ -1491,8 +1491,8 @@ bool wide_holds(pl_cuda_backend *b, int rows, int N, int K, const void *wd, cons
 }
 
 /* Rows from which mode 1 runs a projection that no add + RMSNorm takes (the qkv projection) as
- * pl_cuda_fullk_bf16. Not the default: at batch 64 it took 1.3% off Qwen3-4B's step and added 1.2%
- * to Qwen3-8B's and 3% to Qwen3-1.7B's (PERF.md, thirty-second session). */
+ * pl_cuda_fullk_bf16. Not the default: at batch 64 it took 1.3-1.6% off Qwen3-4B's step and added
+ * 1.2-1.8% to Qwen3-8B's and 3% to Qwen3-1.7B's (PERF.md, thirty-second session). */
 #define PL_CUDA_FULLK_MIN_ROWS 57
 
 /* Whether a GEMM of `rows` rows (w [N, K] bf16, x, into y) runs as the full-K kernel, with its plan. */

@@ -115,7 +115,7 @@ void pl_cuda_backend_wide_proj(pl_cuda_backend *b, int mode);
 long pl_cuda_backend_wide_runs(const pl_cuda_backend *b);
 /* Benchmark hook: a projection that no add + RMSNorm takes (the qkv projection) as the fused MLP's
  * phase 1 alone (pl_cuda_fullk_bf16: one CTA per SM over all of K, no sums): mode 0 never (the
- * default: at batch 64 it helps Qwen3-4B's step by 1.3% and costs Qwen3-8B's 1.2%, PERF.md,
+ * default: at batch 64 it helps Qwen3-4B's step by 1.3-1.6% and costs Qwen3-8B's 1.2-1.8%, PERF.md,
  * thirty-second session), 1 from 57 rows, 2 from 1 row; ring: pl_cuda_fullk_plan_for's (0 the
  * default, 1 deep); pre: its weight stages before its PDL wait (0: a third of its ring).
  * pl_cuda_backend_fullk_runs counts its launches. */
