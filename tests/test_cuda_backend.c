@@ -602,6 +602,34 @@ static void test_fullk_proj(pair *p) {
     }
 }
 
+/* The tile GEMM with its one-wave launches kept one CTA per SM (pl_cuda_backend_tile_alone) gives
+ * the default's bits: {n, k, rows}: Qwen3-4B's qkv at 64 rows, its o at 40 (one wave of K splits),
+ * and a launch of more than one wave (the same CTAs as the default). */
+static void test_tile_alone(pair *p) {
+    static const int shapes[][3] = {{6144, 2560, 64}, {2560, 4096, 40}, {20000, 512, 64}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
+        const size_t e = 2, nx = (size_t)M * K, ny = (size_t)M * N;
+        float *w = rand_act(PL_F32, (size_t)N * K, 0.05f), *x = rand_act(p->dt, nx, 1.0f);
+        void *gw = make_weight(p, 1, w, N, K, 1, 1), *xa = to_act(p->dt, x, nx);
+        void *dx = dup_dev(p, xa, nx * e), *dy = p->go->alloc(p->g, ny * e);
+        unsigned char *yb[2];
+        for (int v = 0; v < 2; v++) {
+            pl_cuda_backend_tile_alone(p->g, v ? 16 : 0);
+            yb[v] = malloc(ny * e);
+            CHECK(cudaMemsetAsync(dy, 0xff, ny * e, p->st) == cudaSuccess);
+            CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+            CHECK(p->go->add(p->g, dy, dy, 0) == PL_OK); /* a held GEMM launches here */
+            down(p, yb[v], dy, ny * e);
+        }
+        pl_cuda_backend_tile_alone(p->g, 0);
+        CHECK_MSG(memcmp(yb[0], yb[1], ny * e) == 0, "tile alone [%d x %d] x [%d x %d]^T: output differs from the default's", M, K, N, K);
+        free(yb[0]), free(yb[1]);
+        p->go->free(p->g, dx), p->go->free(p->g, dy), p->go->weight_free(p->g, gw);
+        free(w), free(x), free(xa);
+    }
+}
+
 static void test_elementwise(pair *p) {
     pl_dtype dt = p->dt;
     size_t e = esz(dt);
@@ -1483,6 +1511,7 @@ int main(void) {
             test_mlp_fused(&p);
             test_wide_proj(&p);
             test_fullk_proj(&p);
+            test_tile_alone(&p);
             test_attention_gemm(&p);
             test_sampler(&p);
             test_errors(&p);

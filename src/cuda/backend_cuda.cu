@@ -1623,7 +1623,7 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice,
         (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt),
         (unsigned long long)b->wide_mode, (unsigned long long)b->mlp_pre, (unsigned long long)b->fullk_mode,
-        (unsigned long long)b->fullk_ring, (unsigned long long)b->fullk_pre);
+        (unsigned long long)b->fullk_ring, (unsigned long long)b->fullk_pre, (unsigned long long)b->gemv_ws.tile_alone);
     if (REPLAYING(b)) return PL_OK;
     if (mlp_down) {
         const int rc = launch_mlp(b, w->d, out, err, err_len);
@@ -2536,6 +2536,10 @@ void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_spli
     b->gemv_ws.tile_ctas_per_sm = ctas_per_sm > 0 ? ctas_per_sm : 0;
     b->gemv_ws.tile_max_splits = max_splits > 0 ? max_splits : 0;
     b->gemv_ws.tile_min_ktiles = min_ktiles > 0 ? min_ktiles : 0;
+}
+
+void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows) {
+    if (b) b->gemv_ws.tile_alone = rows > 0 ? rows : 0;
 }
 
 void pl_cuda_backend_tile_copy(pl_cuda_backend *b, int mode) {

@@ -131,6 +131,9 @@ void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
  * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
  * tiles of 64 per split). */
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
+/* Benchmark hook: past `rows` rows (0: never, the default), a tile GEMM launch of one wave keeps
+ * its CTAs one per SM (pl_cuda_gemv_ws.tile_alone): 56 for the qkv projection of 57-64 rows alone. */
+void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows);
 /* Test and benchmark hook: the tile GEMM's stage copies, 0 default (TMA boxes),
  * 1 cp.async, 2 TMA boxes (cp.async where the driver has no tensor-map encoder). */
 void pl_cuda_backend_tile_copy(pl_cuda_backend *b, int mode);

@@ -278,6 +278,7 @@ constexpr int TW = 8, TBM = TW * 16, TBK = 64, TST = 4;
 constexpr int T_WBYTES = TBM * TBK * 2, T_XBYTES = 64 * TBK * 2;
 constexpr int T_STAGE = T_WBYTES + T_XBYTES;
 constexpr int T_SMEM = TST * T_STAGE + 1024 + TST * 8; /* 97 KiB (1 KiB to align, TMA stage barriers): two CTAs per SM */
+static_assert(PL_CUDA_GEMV_ALONE_SMEM >= T_SMEM && 2 * (PL_CUDA_GEMV_ALONE_SMEM + 1024) > 228 * 1024, "one tile CTA per SM");
 constexpr int T_PART = TBM * 16; /* floats of a partial tile (up to 16 tokens; more add in a cluster) */
 
 /* a TMA ring's start: thread 0 fetches both tensor-map descriptors and sets up one barrier
@@ -661,20 +662,21 @@ cudaError_t launch_kslice(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M,
                       tw, tx);
 }
 
+/* smem: the dynamic shared memory asked for, T_SMEM or more (more only to keep other CTAs off the SM) */
 template <int NP, typename OutT, bool TMA>
 cudaError_t launch_tile_kern(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int ks, float *part,
-                             int *cnt, int pdl, const CUtensorMap &tw, const CUtensorMap &tx, cudaStream_t s) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_tile_kernel<NP, OutT, TMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, T_SMEM);
+                             int *cnt, int pdl, int smem, const CUtensorMap &tw, const CUtensorMap &tx, cudaStream_t s) {
+    cudaError_t e = cudaFuncSetAttribute(gemm_tile_kernel<NP, OutT, TMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
     const int tiles = (N + TBM - 1) / TBM;
     /* past 16 tokens the K splits of a tile are one cluster (ks <= 8, the portable size) */
-    return launch_pdl_cluster(gemm_tile_kernel<NP, OutT, TMA>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)T_SMEM,
+    return launch_pdl_cluster(gemm_tile_kernel<NP, OutT, TMA>, dim3((unsigned)tiles, (unsigned)ks), dim3(TW * 32), (size_t)smem,
                               s, pdl, NP > 1 ? (unsigned)ks : 1u, W, x, M, N, K, y, part, cnt, tw, tx);
 }
 
 template <int NP, typename OutT>
 cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, int N, int K, OutT *y, int ks, float *part,
-                           int *cnt, int pdl, int copy, cudaStream_t s) {
+                           int *cnt, int pdl, int copy, int smem, cudaStream_t s) {
     CUtensorMap tw, tx;
     memset(&tw, 0, sizeof tw);
     memset(&tx, 0, sizeof tx);
@@ -686,8 +688,8 @@ cudaError_t launch_tile_np(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M
      * bulk copies instead of ~12 cp.async per thread) */
     const bool tma = (copy == 2 || copy == 0) && pl_cuda_tmap_2d_bf16(&tw, W, (uint64_t)K, (uint64_t)N, (uint64_t)K * 2, TBK, TBM) &&
                      pl_cuda_tmap_2d_bf16(&tx, x, (uint64_t)K, (uint64_t)M, (uint64_t)K * 2, TBK, 16 * NP);
-    return tma ? launch_tile_kern<NP, OutT, true>(W, x, M, N, K, y, ks, part, cnt, pdl, tw, tx, s)
-               : launch_tile_kern<NP, OutT, false>(W, x, M, N, K, y, ks, part, cnt, pdl, tw, tx, s);
+    return tma ? launch_tile_kern<NP, OutT, true>(W, x, M, N, K, y, ks, part, cnt, pdl, smem, tw, tx, s)
+               : launch_tile_kern<NP, OutT, false>(W, x, M, N, K, y, ks, part, cnt, pdl, smem, tw, tx, s);
 }
 
 /* parts: leave the K splits unsummed (M <= 16 and more than one split only) */
@@ -710,11 +712,16 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
     float *part = ks > 1 ? reinterpret_cast<float *>(static_cast<char *>(ws->ptr) + cnt_bytes(ws->sms)) : nullptr;
     const int pdl = ws && ws->pdl, copy = ws ? ws->tile_copy : 0;
     if (M > 16 && ks > 8) ks = 8; /* one cluster per tile */
+    /* one CTA per SM where asked and the launch is one wave: the block scheduler otherwise fills
+     * the SMs that free first two CTAs at a time (Qwen3-4B's 96 qkv CTAs at 64 rows ran on ~74
+     * SMs, 22 of them shared, as the fused MLP's CTAs left; PERF.md, thirty-second session) */
+    const int tiles = (N + TBM - 1) / TBM;
+    const int smem = ws && ws->tile_alone > 0 && M > ws->tile_alone && tiles * ks <= ws->sms ? PL_CUDA_GEMV_ALONE_SMEM : T_SMEM;
     cudaError_t e;
-    if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, s);
-    else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, s);
-    else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, s);
-    else e = launch_tile_np<4>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, s);
+    if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s);
+    else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s);
+    else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s);
+    else e = launch_tile_np<4>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s);
     return e != cudaSuccess ? e : cudaGetLastError();
 }
 

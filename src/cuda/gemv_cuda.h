@@ -11,6 +11,7 @@ extern "C" {
 
 #define PL_CUDA_GEMV_MAX_M 8      /* rows of the MMA and FMA kernels */
 #define PL_CUDA_GEMV_TILE_MAX_M 64 /* rows of the tile kernel */
+#define PL_CUDA_GEMV_ALONE_SMEM (114 * 1024) /* a tile CTA alone on its SM (pl_cuda_gemv_ws.tile_alone); a decode-attention CTA still fits beside */
 
 /* Kernels: tensor cores without staging (2-8 rows), CUDA-core FMAs (1-8 rows; the default
  * at 1), and the staged tensor-core tile kernel (2-64 rows; the default from 2 to 64). */
@@ -35,6 +36,8 @@ typedef struct pl_cuda_gemv_ws {
     long *kslice_runs; /* NULL, or a counter the host adds one to at each k-sliced launch (a test hook's) */
     int x_rows;        /* rows of x that may be read, at least the call's M (0: M); the k-sliced tiles' 8-row x
                           boxes then read up to 8 of them, since out-of-range box rows were measured slow */
+    int tile_alone;    /* past `tile_alone` rows (0: never), a tile launch of one wave (tiles x splits <= sms)
+                          asks for PL_CUDA_GEMV_ALONE_SMEM bytes, so no two of its CTAs share an SM */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
 int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws); /* tile kernel, m rows */
