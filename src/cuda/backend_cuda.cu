@@ -1515,6 +1515,19 @@ int launch_fullk(pl_cuda_backend *b, const pl_cuda_mlp_plan &plan, const void *w
     return PL_OK;
 }
 
+/* A held GEMM that no fused kernel took, launched as op_matmul would have: the full-K kernel where
+ * it takes the shape, else the tile GEMM. */
+int launch_held_gemm(pl_cuda_backend *b, const void *w, const void *x, void *y, int rows, int N, int K) {
+    pl_cuda_mlp_plan fp;
+    if (fullk_takes(b, rows, N, K, w, x, y, &fp)) return launch_fullk(b, fp, w, x, y, rows);
+    const pl_cuda_gemv_ws ws = gemv_ws_for(b, rows, readable_rows(b, x, (size_t)K * 2));
+    const int ge = pl_cuda_gemv_bf16(w, x, rows, N, K, y, 0, PL_CUDA_GEMV_TILE, &ws, b->stream);
+    if (ge != 0)
+        return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
+                       cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    return PL_OK;
+}
+
 /* The fused MLP's (and the wide projections') partials scratch of at least `need` bytes, and the
  * MLP's counters: allocated in an eager step, never inside a capture (then false: the caller
  * runs its kernels as they were). */
@@ -1544,18 +1557,8 @@ int launch_swiglu(pl_cuda_backend *b, const void *gu, int rows, int inter, void 
 int launch_held_mlp(pl_cuda_backend *b) {
     const mlp_pending m = b->mlp;
     b->mlp.stage = 0;
-    /* a GEMM of the gate/up shape that no SwiGLU and down GEMM took (Qwen3-4B's qkv projection is
-     * one): as op_matmul would have launched it */
-    pl_cuda_mlp_plan fp;
-    const bool fk = fullk_takes(b, m.rows, m.N, m.K, m.w, m.x, m.gu, &fp);
-    if (fk) {
-        if (int rc = launch_fullk(b, fp, m.w, m.x, m.gu, m.rows)) return rc;
-    }
-    const pl_cuda_gemv_ws ws = gemv_ws_for(b, m.rows, readable_rows(b, m.x, (size_t)m.K * 2));
-    const int ge = fk ? 0 : pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.gu, 0, PL_CUDA_GEMV_TILE, &ws, b->stream);
-    if (ge != 0)
-        return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", m.rows, m.K, m.N, m.K,
-                       cudaGetErrorString(static_cast<cudaError_t>(ge)));
+    /* a GEMM of the gate/up shape that no SwiGLU and down GEMM took (Qwen3-4B's qkv projection is one) */
+    if (int rc = launch_held_gemm(b, m.w, m.x, m.gu, m.rows, m.N, m.K)) return rc;
     return m.stage == 2 ? launch_swiglu(b, m.gu, m.rows, m.N / 2, m.h) : PL_OK;
 }
 
@@ -1777,15 +1780,7 @@ int flush_pending(pl_cuda_backend *b) {
     if (b->mm.on) { /* held only while nothing else is pending (op_matmul flushed first) */
         const mm_pending m = b->mm;
         b->mm.on = 0;
-        pl_cuda_mlp_plan fp;
-        const bool fk = fullk_takes(b, m.rows, m.N, m.K, m.w, m.x, m.y, &fp);
-        if (fk) {
-            if (int rc = launch_fullk(b, fp, m.w, m.x, m.y, m.rows)) return rc;
-        }
-        const int ge = fk ? 0 : pl_cuda_gemv_bf16(m.w, m.x, m.rows, m.N, m.K, m.y, 0, PL_CUDA_GEMV_TILE, &b->gemv_ws, b->stream);
-        if (ge != 0)
-            return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", m.rows, m.K, m.N, m.K,
-                           cudaGetErrorString(static_cast<cudaError_t>(ge)));
+        if (int rc = launch_held_gemm(b, m.w, m.x, m.y, m.rows, m.N, m.K)) return rc;
     }
     if (!b->rope.on) return flush_appends(b);
     const rope_pending r = b->rope;

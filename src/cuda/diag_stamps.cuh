@@ -8,7 +8,8 @@
  * stage landed), 2 decode attention (MMA), 3 split merge, 4 add + RMSNorm (bf16x8), 5 SwiGLU,
  * 7 embed, 8 argmax finish, 9 RMSNorm, 10 add + RMSNorm (generic), 11 add + RMSNorm of GEMM
  * partials (mark: partials added), 12 fused MLP (a hidden, b intermediate, c rows | splits << 16
- * | weight slots << 24; mark: h stored and counted). Each translation unit has its own pointer (static, a
+ * | weight slots << 24; mark: h stored and counted), or one projection by the same kernel (wide or
+ * full-K: a n, b k, and bit 32 of c set). Each translation unit has its own pointer (static, a
  * diagnostic build's only global state), set by its setter (pl_diag_set_*). Read with
  * bench/cuda/diag_timeline.py. */
 #pragma once

@@ -166,8 +166,9 @@ __global__ void __launch_bounds__(NTH, 1)
          * sends a third of its ring (2 of 6 stages at Qwen3-4B's width): the add + RMSNorm
          * before it reads its 5.2 MB of partials as these CTAs enter, and a whole ring (16 MB
          * over 128 CTAs) queued ahead of those reads slowed the norm more than the head start
-         * gained (PERF.md, thirty-first session: the batch-64 step 0.3-1% faster). A wide
-         * projection enters during the attention's tail: its whole ring. */
+         * gained (PERF.md, thirty-first session: the batch-64 step 0.3-1% faster). A full-K
+         * projection, entering beside the norm before it, sends a third too. A wide projection
+         * enters during the attention's tail: its whole ring. */
         const int pre = a.pre > 0 ? (a.pre < S ? a.pre : S) : N1 > 0 ? (S / 3 > 1 ? S / 3 : 1) : S;
         for (; nw < pre && nw < NQ; ++nw) issue_w(nw);
         pdl_wait();
@@ -356,9 +357,9 @@ template <int F> cudaError_t launch_form(const pl_cuda_mlp_plan *p, const CUtens
 /* a full-K projection's forms (n2 = 0) by ring: 0, tile widths 32, 48 and 64 with a ring that fits
  * beside one decode-attention CTA (~113 KiB); 1, deeper ones (~153 KiB). Every CTA reads all of x
  * from L2, a stage's 8 KiB beside 4-8 KiB of weights, so the x ring must be deep too: 4 x slots held
- * the qkv projection at ~20 GB/s a CTA; a weight stage takes ~2.5 us to land, an x stage ~1.3, and at
- * 48 columns 11 + 6 slots beat 8 + 8, 10 + 7 and 13 + 5 (the last two at 116-118 KiB no longer fit
- * beside the attention; PERF.md, thirty-second session). */
+ * the qkv projection at ~20 GB/s a CTA; by an estimate from the stamps a weight stage takes ~2.5 us
+ * to land, an x stage ~1.3, and at 48 columns 11 + 6 slots beat 8 + 8, 10 + 7 and 13 + 5 (the last
+ * two at 116-118 KiB no longer fit beside the attention; PERF.md, thirty-second session). */
 struct fullk_form {
     int ring;
     mlp_form f;

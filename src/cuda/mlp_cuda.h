@@ -30,7 +30,7 @@ typedef struct pl_cuda_mlp_plan {
                    before leave SMs (a CTA waiting 2 s for the others then traps rather than hangs) */
     int pre;    /* the MLP's weight stages issued before its PDL wait: 0 the default (a third of the
                    ring), else at most the ring (a benchmark hook, pl_cuda_backend_mlp_pre). The plan
-                   functions set 0; a wide projection issues its whole ring. */
+                   functions set 0; a wide projection issues its whole ring, a full-K one a third. */
 } pl_cuda_mlp_plan;
 
 
