@@ -132,7 +132,9 @@ void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
  * tiles of 64 per split). */
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles);
 /* Benchmark hook: past `rows` rows (0: never, the default), a tile GEMM launch of one wave keeps
- * its CTAs one per SM (pl_cuda_gemv_ws.tile_alone): 56 for the qkv projection of 57-64 rows alone. */
+ * its CTAs one per SM (pl_cuda_gemv_ws.tile_alone): 56 for the qkv projection of 57-64 rows alone.
+ * Measured (PERF.md, thirty-third session): Qwen3-4B's batch-64 step 1.5-2.4% faster, Qwen3-8B's
+ * level to 1.5% slower, Qwen3-1.7B's 5% slower, so not the default. */
 void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows);
 /* Test and benchmark hook: the tile GEMM's stage copies, 0 default (TMA boxes),
  * 1 cp.async, 2 TMA boxes (cp.async where the driver has no tensor-map encoder). */
