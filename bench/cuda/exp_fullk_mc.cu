@@ -1,0 +1,352 @@
+/* Experiment (thirty-third session): a 64-row projection over all of K whose x is shared by the
+ * CTAs of a cluster through TMA multicast.
+ *
+ * Why: at batch 64 two of a layer's six kernels are the add + RMSNorms that add the o and down
+ * projections' K-split partial planes (5-6 us each from their wait in the stamped step, plus a
+ * kernel hand-off each; PERF.md, thirty-first to thirty-third sessions). A projection over all
+ * of K (pl_cuda_fullk_bf16: one CTA per SM owns N-tile columns, no partials) leaves a complete y,
+ * but every CTA then reads all of x from L2 (8 KiB a stage beside 3-6 KiB of weights), which held
+ * it at ~20 GB/s a CTA. With clusters of CS CTAs, each CTA loads 64 / CS rows of a stage's x box
+ * and multicasts them to all CS, so L2 serves x once per cluster. The question: does a full-K
+ * projection with shared x stream near the copy rate? If so, o and (with its rms moved into the
+ * consumer) the norms could go.
+ *
+ * - CTA c owns weight rows [c NT, (c + 1) NT) over all of K (wgmma m64nNTk16, A = the 64 x rows,
+ *   B = the weight tile), one consumer warpgroup, one producer lane (as src/cuda/mlp.cu).
+ * - x slot q % XS of every CTA of a cluster is filled by all CS producers (a slice each); a
+ *   producer refills its slice only when every consumer of the cluster released the slot (a
+ *   cluster-scope arrive on each CTA's xempty barrier, 4 warps x CS).
+ * - Cluster barriers after the barriers' init and before the exit (no CTA leaves while others
+ *   may still write into its shared memory).
+ *
+ * Against, in the same run: the library's full-K kernel (pl_cuda_fullk_bf16, its 113 KiB ring),
+ * for the o shape the wide kernel (pl_cuda_wide_bf16, K-split partials) and the partials' sum
+ * kernel, and this kernel with CS = 1 (no multicast). 36 layers of distinct weights per graph,
+ * PDL launches, median of 20 replays; y checked against the library's full-K output.
+ *
+ * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
+ *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
+ *       bench/cuda/exp_fullk_mc.cu build-gpu/libpagellm.a -o exp_fullk_mc
+ *   ./exp_fullk_mc
+ */
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "cuda/mlp_cuda.h"
+#include "cuda/ptx.cuh"
+#include "cuda/tma_cuda.h"
+#include "exp_util.cuh"
+
+namespace {
+
+#ifdef PL_HAVE_WGMMA
+template <> __device__ __forceinline__ void wgmma_bf16<24>(float (&c)[3][4], uint64_t da, uint64_t db) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, %12, %13, 1, 1, 1, 0, 0;\n"
+                 : "+f"(c[0][0]), "+f"(c[0][1]), "+f"(c[0][2]), "+f"(c[0][3]), "+f"(c[1][0]), "+f"(c[1][1]), "+f"(c[1][2]), "+f"(c[1][3]),
+                   "+f"(c[2][0]), "+f"(c[2][1]), "+f"(c[2][2]), "+f"(c[2][3])
+                 : "l"(da), "l"(db));
+}
+#endif
+
+constexpr int MR = 64, XSLOT = MR * 128, NTH = 128 + 32;
+
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync_all() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+/* an arrival on the barrier at the same offset in cluster CTA `rank` */
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, unsigned rank) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(bar), "r"(rank));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(r) : "memory");
+}
+/* box (c0, c1) into the same offset of every CTA in mask, each counting it on its bar */
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const void *tmap, int c0, int c1, uint32_t bar, uint16_t mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+                 "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+                 : "memory");
+}
+
+/* y [rows, n] bf16 = x [rows, k] w [n, k]^T; tw: boxes of NT weight rows x 64 k; tx: boxes of
+ * 64 / CS x rows x 64 k. S weight slots, XS x slots; pre weight stages before the PDL wait. */
+template <int NT, int CS, int S, int XS>
+__global__ void __launch_bounds__(NTH, 1)
+    fkmc_kernel(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx, __nv_bfloat16 *__restrict__ y, int n, int k,
+                int rows, int pre) {
+#ifdef PL_HAVE_WGMMA
+    constexpr int WSLOT = NT * 128, XR = MR / CS;
+    pdl_trigger();
+    extern __shared__ __align__(128) unsigned char sm[];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, c = blockIdx.x, kt = k / 64;
+    const unsigned rank = CS > 1 ? cluster_rank() : 0u;
+    const uint32_t sb = (smem_u32(sm) + 1023u) & ~1023u, xb = sb + ((S * WSLOT + 1023) & ~1023);
+    const uint32_t full = xb + XS * XSLOT, empty = full + S * 8, xfull = empty + S * 8, xempty = xfull + XS * 8;
+    if (tid == 0) {
+        for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1), mbar_init(empty + j * 8, 128);
+        for (int j = 0; j < XS; ++j) mbar_init(xfull + j * 8, 1), mbar_init(xempty + j * 8, 4 * CS);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (CS > 1) cluster_sync_all(); /* every CTA's barriers exist before anyone names them */
+    if (warp == 4) {
+        if (lane == 0) {
+            const uint64_t wpol = l2_evict_first();
+            auto issue_w = [&](int q) {
+                const uint32_t bar = full + (q % S) * 8;
+                mbar_expect_tx(bar, WSLOT);
+                tma_load_2d(sb + (q % S) * WSLOT, &tw, q * 64, c * NT, bar, wpol);
+            };
+            int nw = 0, nx = 0;
+            for (; nw < pre && nw < kt; ++nw) issue_w(nw);
+            pdl_wait();
+            while (nx < kt || nw < kt) {
+                if (nw < kt && (nw < S || mbar_test(empty + (nw % S) * 8, (unsigned)((nw / S - 1) & 1)))) issue_w(nw++);
+                if (nx < kt && (nx < XS || mbar_test(xempty + (nx % XS) * 8, (unsigned)((nx / XS - 1) & 1)))) {
+                    const uint32_t bar = xfull + (nx % XS) * 8, dst = xb + (nx % XS) * XSLOT;
+                    mbar_expect_tx(bar, XSLOT); /* every CTA's slice lands here */
+                    if (CS > 1) tma_load_2d_mc(dst + rank * XR * 128, &tx, nx * 64, (int)rank * XR, bar, (uint16_t)((1u << CS) - 1));
+                    else tma_load_2d(dst, &tx, nx * 64, 0, bar);
+                    ++nx;
+                }
+            }
+        }
+    } else {
+        pdl_wait();
+        float acc[NT / 8][4];
+#pragma unroll
+        for (int j = 0; j < NT / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+        for (int q = 0; q < kt; ++q) {
+            mbar_wait(full + (q % S) * 8, (unsigned)((q / S) & 1));
+            mbar_wait(xfull + (q % XS) * 8, (unsigned)((q / XS) & 1));
+            const uint64_t da = wgmma_desc_sw128(xb + (q % XS) * XSLOT), db = wgmma_desc_sw128(sb + (q % S) * WSLOT);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) wgmma_bf16<NT>(acc, da + 2 * kk, db + 2 * kk);
+            wgmma_commit();
+            wgmma_wait<0>();
+            wgmma_fence_operands(acc);
+            mbar_arrive(empty + (q % S) * 8);
+            __syncwarp();
+            if (lane == 0) {
+                if (CS > 1)
+#pragma unroll
+                    for (int r = 0; r < CS; ++r) mbar_arrive_remote(xempty + (q % XS) * 8, (unsigned)r);
+                else
+                    mbar_arrive(xempty + (q % XS) * 8); /* one per warp: the count is 4 x CS */
+            }
+        }
+        const int g8 = lane >> 2, t4 = lane & 3, tok0 = warp * 16 + g8, tok1 = tok0 + 8;
+#pragma unroll
+        for (int j = 0; j < NT / 8; ++j) {
+            const int i = c * NT + 8 * j + 2 * t4;
+            if (i < n) {
+                if (tok0 < rows) *reinterpret_cast<__nv_bfloat162 *>(y + (size_t)tok0 * n + i) = __floats2bfloat162_rn(acc[j][0], acc[j][1]);
+                if (tok1 < rows) *reinterpret_cast<__nv_bfloat162 *>(y + (size_t)tok1 * n + i) = __floats2bfloat162_rn(acc[j][2], acc[j][3]);
+            }
+        }
+    }
+    if (CS > 1) cluster_sync_all(); /* nobody leaves while a slice or an arrival may still come */
+#endif
+}
+
+template <int NT, int S, int XS> size_t fk_smem() { return 1024 + ((S * NT * 128 + 1023) & ~1023) + XS * XSLOT + 2 * (S + XS) * 8; }
+
+struct shape {
+    const char *name;
+    int n, k;
+};
+
+/* one variant's launch of layer l on s */
+struct variant {
+    const char *name;
+    int ctas, cs, nt;
+    size_t smem;
+    void (*launch)(const variant &, const CUtensorMap &tw, const CUtensorMap &tx, __nv_bfloat16 *y, int n, int k, cudaStream_t s);
+};
+
+template <int NT, int CS, int S, int XS>
+void launch_fk(const variant &v, const CUtensorMap &tw, const CUtensorMap &tx, __nv_bfloat16 *y, int n, int k, cudaStream_t s) {
+    auto kern = fkmc_kernel<NT, CS, S, XS>;
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
+    if (CS > 1) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[2];
+    unsigned na = 0;
+    cfg.gridDim = dim3((unsigned)v.ctas);
+    cfg.blockDim = dim3(NTH);
+    cfg.dynamicSmemBytes = v.smem;
+    cfg.stream = s;
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na++].val.programmaticStreamSerializationAllowed = 1;
+    if (CS > 1) {
+        attr[na].id = cudaLaunchAttributeClusterDimension;
+        attr[na].val.clusterDim.x = CS, attr[na].val.clusterDim.y = 1, attr[na++].val.clusterDim.z = 1;
+    }
+    cfg.attrs = attr;
+    cfg.numAttrs = na;
+    CK(cudaLaunchKernelEx(&cfg, kern, tw, tx, y, n, k, MR, S / 3 > 1 ? S / 3 : 1));
+}
+
+template <int NT, int CS, int S, int XS> variant make_variant(const char *name, int n) {
+    const int c0 = (n + NT - 1) / NT, ctas = (c0 + CS - 1) / CS * CS;
+    return variant{name, ctas, CS, NT, fk_smem<NT, S, XS>(), launch_fk<NT, CS, S, XS>};
+}
+
+/* the largest number of clusters of this variant resident at once */
+template <int NT, int CS, int S, int XS> int max_clusters(const variant &v) {
+    if (CS == 1) return -1;
+    auto kern = fkmc_kernel<NT, CS, S, XS>;
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3((unsigned)v.ctas);
+    cfg.blockDim = dim3(NTH);
+    cfg.dynamicSmemBytes = v.smem;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = CS, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int nc = 0;
+    CK(cudaOccupancyMaxActiveClusters(&nc, kern, &cfg));
+    return nc;
+}
+
+float bf2f(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+} // namespace
+
+int main() {
+    cudaStream_t s;
+    int sms;
+    const double copy = exp_start(&s, &sms);
+    if (!pl_cuda_mlp_available()) {
+        printf("no sm_90a wgmma build on this device\n");
+        return 0;
+    }
+    constexpr int L = 36, REP = 20;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    const shape shapes[] = {{"qkv [6144 x 2560] (Qwen3-4B)", 6144, 2560}, {"o [2560 x 4096] (Qwen3-4B)", 2560, 4096}};
+    printf("%-32s %-30s %6s %9s %8s %10s %9s %s\n", "shape", "variant", "CTAs", "smem KiB", "clusters", "us/layer", "x ideal", "y vs library full-K");
+    for (const shape &sh : shapes) {
+        const int n = sh.n, k = sh.k;
+        const size_t wb = (size_t)n * k * 2;
+        __nv_bfloat16 *w = nullptr, *x = nullptr, *y = nullptr, *yref = nullptr;
+        float *parts = nullptr;
+        CK(cudaMalloc(&w, wb * L));
+        CK(cudaMalloc(&x, (size_t)MR * k * 2));
+        CK(cudaMalloc(&y, (size_t)MR * n * 2 * L));
+        CK(cudaMalloc(&yref, (size_t)MR * n * 2));
+        CK(cudaMalloc(&parts, (size_t)32 * MR * n * 4));
+        fill<<<1024, 256, 0, s>>>(reinterpret_cast<uint32_t *>(w), wb * L / 4, 17u);
+        fill<<<64, 256, 0, s>>>(reinterpret_cast<uint32_t *>(x), (size_t)MR * k / 2, 99u);
+        CK(cudaStreamSynchronize(s));
+        const double ideal_us = wb / (copy * 1e3);
+        /* the library's full-K kernel: the reference output and a baseline */
+        pl_cuda_mlp_plan fp;
+        const bool have_fk = pl_cuda_fullk_plan_for(n, k, sms, 0, &fp) != 0;
+        std::vector<uint16_t> ref((size_t)MR * n), got((size_t)MR * n);
+        auto run_graph = [&](auto enqueue_layer) {
+            cudaGraph_t g;
+            cudaGraphExec_t ge;
+            CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            for (int l = 0; l < L; l++) enqueue_layer(l);
+            CK(cudaStreamEndCapture(s, &g));
+            CK(cudaGraphInstantiate(&ge, g, 0));
+            std::vector<float> t;
+            for (int r = 0; r < REP + 2; r++) t.push_back(time_runs(s, e0, e1, 1, [&] { CK(cudaGraphLaunch(ge, s)); }));
+            t.erase(t.begin(), t.begin() + 2);
+            CK(cudaGraphExecDestroy(ge));
+            CK(cudaGraphDestroy(g));
+            return median(t) * 1e3 / L;
+        };
+        if (have_fk) {
+            const float us = run_graph([&](int l) {
+                CK((cudaError_t)pl_cuda_fullk_bf16(&fp, x, MR, MR, w + (size_t)l * n * k, y + (size_t)l * MR * n, 1, s));
+            });
+            CK(cudaMemcpy(ref.data(), y, ref.size() * 2, cudaMemcpyDeviceToHost));
+            printf("%-32s %-30s %6d %9.1f %8s %10.2f %9.2f %s\n", sh.name, "library full-K (ring 0)", fp.ctas, fp.smem / 1024.0, "-", us,
+                   us / ideal_us, "reference");
+        }
+        pl_cuda_mlp_plan wp;
+        if (pl_cuda_wide_plan_for(n, k, sms, &wp)) {
+            const float us = run_graph([&](int l) {
+                CK((cudaError_t)pl_cuda_wide_bf16(&wp, x, MR, MR, w + (size_t)l * n * k, parts, 1, s));
+                CK((cudaError_t)pl_cuda_mlp_sum_bf16(parts, wp.splits, MR, n, y + (size_t)l * MR * n, 1, s));
+            });
+            CK(cudaMemcpy(got.data(), y, got.size() * 2, cudaMemcpyDeviceToHost));
+            double md = 0;
+            for (size_t i = 0; i < got.size(); i++) md = fmax(md, fabs((double)bf2f(got[i]) - bf2f(ref[i])));
+            char what[64];
+            snprintf(what, sizeof what, "wide (%d splits) + sum", wp.splits);
+            printf("%-32s %-30s %6d %9.1f %8s %10.2f %9.2f max|diff| %.3g\n", sh.name, what, wp.ctas, wp.smem / 1024.0, "-", us, us / ideal_us, md);
+        }
+        std::vector<std::pair<variant, int>> vs;
+        if (n == 6144) {
+            variant a = make_variant<48, 1, 11, 6>("mc NT48 CS1 11+6", n), b = make_variant<48, 2, 11, 6>("mc NT48 CS2 11+6", n),
+                    c = make_variant<48, 4, 11, 6>("mc NT48 CS4 11+6", n), d = make_variant<48, 8, 11, 6>("mc NT48 CS8 11+6", n),
+                    e = make_variant<48, 4, 20, 8>("mc NT48 CS4 20+8", n), f = make_variant<48, 8, 20, 8>("mc NT48 CS8 20+8", n);
+            vs = {{a, -1}, {b, max_clusters<48, 2, 11, 6>(b)}, {c, max_clusters<48, 4, 11, 6>(c)}, {d, max_clusters<48, 8, 11, 6>(d)},
+                  {e, max_clusters<48, 4, 20, 8>(e)}, {f, max_clusters<48, 8, 20, 8>(f)}};
+        } else {
+            variant a = make_variant<24, 1, 16, 6>("mc NT24 CS1 16+6", n), b = make_variant<24, 2, 16, 6>("mc NT24 CS2 16+6", n),
+                    c = make_variant<24, 4, 16, 6>("mc NT24 CS4 16+6", n), d = make_variant<24, 8, 16, 6>("mc NT24 CS8 16+6", n),
+                    e = make_variant<24, 4, 32, 8>("mc NT24 CS4 32+8", n), f = make_variant<24, 8, 32, 8>("mc NT24 CS8 32+8", n);
+            vs = {{a, -1}, {b, max_clusters<24, 2, 16, 6>(b)}, {c, max_clusters<24, 4, 16, 6>(c)}, {d, max_clusters<24, 8, 16, 6>(d)},
+                  {e, max_clusters<24, 4, 32, 8>(e)}, {f, max_clusters<24, 8, 32, 8>(f)}};
+        }
+        for (auto &pv : vs) {
+            const variant &v = pv.first;
+            std::vector<CUtensorMap> tws(L);
+            CUtensorMap tx;
+            bool ok = pl_cuda_tmap_2d_bf16(&tx, x, (uint64_t)k, MR, (uint64_t)k * 2, 64, (uint32_t)(MR / v.cs)) != 0;
+            const int nt = v.nt;
+            for (int l = 0; l < L && ok; l++)
+                ok = pl_cuda_tmap_2d_bf16(&tws[l], w + (size_t)l * n * k, (uint64_t)k, (uint64_t)n, (uint64_t)k * 2, 64, (uint32_t)nt) != 0;
+            if (!ok) {
+                printf("%-32s %-30s tensor maps refused\n", sh.name, v.name);
+                continue;
+            }
+            CK(cudaMemset(y, 0xff, (size_t)MR * n * 2 * L));
+            const float us = run_graph([&](int l) { v.launch(v, tws[l], tx, y + (size_t)l * MR * n, n, k, s); });
+            CK(cudaMemcpy(got.data(), y, got.size() * 2, cudaMemcpyDeviceToHost));
+            size_t same = 0;
+            double md = 0;
+            for (size_t i = 0; i < got.size(); i++) {
+                same += got[i] == ref[i];
+                md = fmax(md, fabs((double)bf2f(got[i]) - bf2f(ref[i])));
+            }
+            char cl[16], chk[64];
+            snprintf(cl, sizeof cl, "%d", pv.second);
+            snprintf(chk, sizeof chk, "%zu/%zu same bits, max|diff| %.3g", same, got.size(), md);
+            printf("%-32s %-30s %6d %9.1f %8s %10.2f %9.2f %s\n", sh.name, v.name, v.ctas, v.smem / 1024.0, pv.second < 0 ? "-" : cl, us,
+                   us / ideal_us, chk);
+        }
+        printf("%-32s ideal (weights at the copy rate): %.2f us a layer\n", sh.name, ideal_us);
+        CK(cudaFree(w));
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(yref));
+        CK(cudaFree(parts));
+    }
+    return 0;
+}
