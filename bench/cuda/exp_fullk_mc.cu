@@ -19,6 +19,12 @@
  * - Cluster barriers after the barriers' init and before the exit (no CTA leaves while others
  *   may still write into its shared memory).
  *
+ * Measured on the H200 (PERF.md, thirty-third session, runs 7-8): the same bits as the library's
+ * full-K kernel, but 4x slower at CS 2 (qkv 52 against 13.5 us a layer) whether each warp or one
+ * thread per CTA releases a slot, with or without PDL, with 6 or 12 x slots; clusters of 4 and 8
+ * do not all fit at once (two waves). The per-stage cost of this form is not yet understood.
+ * REL 1: one release per CTA after a named barrier instead of one per warp.
+ *
  * Against, in the same run: the library's full-K kernel (pl_cuda_fullk_bf16, its 113 KiB ring),
  * for the o shape the wide kernel (pl_cuda_wide_bf16, K-split partials) and the partials' sum
  * kernel, and this kernel with CS = 1 (no multicast). 36 layers of distinct weights per graph,
@@ -81,7 +87,7 @@ __device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const void *tmap, i
 
 /* y [rows, n] bf16 = x [rows, k] w [n, k]^T; tw: boxes of NT weight rows x 64 k; tx: boxes of
  * 64 / CS x rows x 64 k. S weight slots, XS x slots; pre weight stages before the PDL wait. */
-template <int NT, int CS, int S, int XS>
+template <int NT, int CS, int S, int XS, int REL = 0>
 __global__ void __launch_bounds__(NTH, 1)
     fkmc_kernel(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx, __nv_bfloat16 *__restrict__ y, int n, int k,
                 int rows, int pre) {
@@ -95,7 +101,7 @@ __global__ void __launch_bounds__(NTH, 1)
     const uint32_t full = xb + XS * XSLOT, empty = full + S * 8, xfull = empty + S * 8, xempty = xfull + XS * 8;
     if (tid == 0) {
         for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1), mbar_init(empty + j * 8, 128);
-        for (int j = 0; j < XS; ++j) mbar_init(xfull + j * 8, 1), mbar_init(xempty + j * 8, 4 * CS);
+        for (int j = 0; j < XS; ++j) mbar_init(xfull + j * 8, 1), mbar_init(xempty + j * 8, REL ? CS : 4 * CS);
         mbar_init_fence();
     }
     __syncthreads();
@@ -138,6 +144,13 @@ __global__ void __launch_bounds__(NTH, 1)
             wgmma_wait<0>();
             wgmma_fence_operands(acc);
             mbar_arrive(empty + (q % S) * 8);
+            if (REL) { /* one release per CTA: the consumer warpgroup meets first */
+                asm volatile("bar.sync 1, 128;\n" ::: "memory");
+                if (tid == 0)
+#pragma unroll
+                    for (int r = 0; r < CS; ++r) mbar_arrive_remote(xempty + (q % XS) * 8, (unsigned)r);
+                continue;
+            }
             __syncwarp();
             if (lane == 0) {
                 if (CS > 1)
@@ -176,9 +189,9 @@ struct variant {
     void (*launch)(const variant &, const CUtensorMap &tw, const CUtensorMap &tx, __nv_bfloat16 *y, int n, int k, cudaStream_t s);
 };
 
-template <int NT, int CS, int S, int XS>
+template <int NT, int CS, int S, int XS, int REL = 0, int PDL = 1>
 void launch_fk(const variant &v, const CUtensorMap &tw, const CUtensorMap &tx, __nv_bfloat16 *y, int n, int k, cudaStream_t s) {
-    auto kern = fkmc_kernel<NT, CS, S, XS>;
+    auto kern = fkmc_kernel<NT, CS, S, XS, REL>;
     CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     if (CS > 1) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t cfg = {};
@@ -188,8 +201,10 @@ void launch_fk(const variant &v, const CUtensorMap &tw, const CUtensorMap &tx, _
     cfg.blockDim = dim3(NTH);
     cfg.dynamicSmemBytes = v.smem;
     cfg.stream = s;
-    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[na++].val.programmaticStreamSerializationAllowed = 1;
+    if (PDL) {
+        attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[na++].val.programmaticStreamSerializationAllowed = 1;
+    }
     if (CS > 1) {
         attr[na].id = cudaLaunchAttributeClusterDimension;
         attr[na].val.clusterDim.x = CS, attr[na].val.clusterDim.y = 1, attr[na++].val.clusterDim.z = 1;
@@ -199,9 +214,9 @@ void launch_fk(const variant &v, const CUtensorMap &tw, const CUtensorMap &tx, _
     CK(cudaLaunchKernelEx(&cfg, kern, tw, tx, y, n, k, MR, S / 3 > 1 ? S / 3 : 1));
 }
 
-template <int NT, int CS, int S, int XS> variant make_variant(const char *name, int n) {
+template <int NT, int CS, int S, int XS, int REL = 0, int PDL = 1> variant make_variant(const char *name, int n) {
     const int c0 = (n + NT - 1) / NT, ctas = (c0 + CS - 1) / CS * CS;
-    return variant{name, ctas, CS, NT, fk_smem<NT, S, XS>(), launch_fk<NT, CS, S, XS>};
+    return variant{name, ctas, CS, NT, fk_smem<NT, S, XS>(), launch_fk<NT, CS, S, XS, REL, PDL>};
 }
 
 /* the largest number of clusters of this variant resident at once */
@@ -303,16 +318,14 @@ int main() {
         std::vector<std::pair<variant, int>> vs;
         if (n == 6144) {
             variant a = make_variant<48, 1, 11, 6>("mc NT48 CS1 11+6", n), b = make_variant<48, 2, 11, 6>("mc NT48 CS2 11+6", n),
-                    c = make_variant<48, 4, 11, 6>("mc NT48 CS4 11+6", n), d = make_variant<48, 8, 11, 6>("mc NT48 CS8 11+6", n),
-                    e = make_variant<48, 4, 20, 8>("mc NT48 CS4 20+8", n), f = make_variant<48, 8, 20, 8>("mc NT48 CS8 20+8", n);
-            vs = {{a, -1}, {b, max_clusters<48, 2, 11, 6>(b)}, {c, max_clusters<48, 4, 11, 6>(c)}, {d, max_clusters<48, 8, 11, 6>(d)},
-                  {e, max_clusters<48, 4, 20, 8>(e)}, {f, max_clusters<48, 8, 20, 8>(f)}};
+                    c = make_variant<48, 2, 11, 6, 1>("mc NT48 CS2 11+6 rel1", n), d = make_variant<48, 2, 11, 6, 0, 0>("mc NT48 CS2 11+6 noPDL", n),
+                    e = make_variant<48, 2, 11, 12>("mc NT48 CS2 11+12", n), f = make_variant<48, 1, 11, 6, 0, 0>("mc NT48 CS1 11+6 noPDL", n),
+                    g = make_variant<48, 2, 11, 12, 1>("mc NT48 CS2 11+12 rel1", n);
+            vs = {{a, -1}, {f, -1}, {b, max_clusters<48, 2, 11, 6>(b)}, {c, -2}, {d, -2}, {e, -2}, {g, -2}};
         } else {
             variant a = make_variant<24, 1, 16, 6>("mc NT24 CS1 16+6", n), b = make_variant<24, 2, 16, 6>("mc NT24 CS2 16+6", n),
-                    c = make_variant<24, 4, 16, 6>("mc NT24 CS4 16+6", n), d = make_variant<24, 8, 16, 6>("mc NT24 CS8 16+6", n),
-                    e = make_variant<24, 4, 32, 8>("mc NT24 CS4 32+8", n), f = make_variant<24, 8, 32, 8>("mc NT24 CS8 32+8", n);
-            vs = {{a, -1}, {b, max_clusters<24, 2, 16, 6>(b)}, {c, max_clusters<24, 4, 16, 6>(c)}, {d, max_clusters<24, 8, 16, 6>(d)},
-                  {e, max_clusters<24, 4, 32, 8>(e)}, {f, max_clusters<24, 8, 32, 8>(f)}};
+                    c = make_variant<24, 2, 16, 6, 1>("mc NT24 CS2 16+6 rel1", n), d = make_variant<24, 2, 16, 12, 1>("mc NT24 CS2 16+12 rel1", n);
+            vs = {{a, -1}, {b, max_clusters<24, 2, 16, 6>(b)}, {c, -2}, {d, -2}};
         }
         for (auto &pv : vs) {
             const variant &v = pv.first;
