@@ -19,11 +19,15 @@
  * - Cluster barriers after the barriers' init and before the exit (no CTA leaves while others
  *   may still write into its shared memory).
  *
- * Measured on the H200 (PERF.md, thirty-third session, runs 7-8): the same bits as the library's
+ * Measured on the H200 (PERF.md, thirty-third session, runs 7-9): the same bits as the library's
  * full-K kernel, but 4x slower at CS 2 (qkv 52 against 13.5 us a layer) whether each warp or one
  * thread per CTA releases a slot, with or without PDL, with 6 or 12 x slots; clusters of 4 and 8
- * do not all fit at once (two waves). The per-stage cost of this form is not yet understood.
- * REL 1: one release per CTA after a named barrier instead of one per warp.
+ * do not all fit at once (two waves). The cluster launch alone (REL 2) costs ~20% (16.4 us); rank
+ * 0 multicasting every slice (REL 3) 37.5: the multicast copies are the cost, not yet understood.
+ * REL (what a slot's x release and refill are): 0 each CTA multicasts a slice, each warp releases
+ * the slot in every CTA; 1 the same, one release per CTA after a named barrier; 2 a cluster launch
+ * whose CTAs load their own x (no multicast, local releases: the cost of the cluster alone); 3 rank 0
+ * multicasts every slice, released to it by every warp of the cluster.
  *
  * Against, in the same run: the library's full-K kernel (pl_cuda_fullk_bf16, its 113 KiB ring),
  * for the o shape the wide kernel (pl_cuda_wide_bf16, K-split partials) and the partials' sum
@@ -101,7 +105,8 @@ __global__ void __launch_bounds__(NTH, 1)
     const uint32_t full = xb + XS * XSLOT, empty = full + S * 8, xfull = empty + S * 8, xempty = xfull + XS * 8;
     if (tid == 0) {
         for (int j = 0; j < S; ++j) mbar_init(full + j * 8, 1), mbar_init(empty + j * 8, 128);
-        for (int j = 0; j < XS; ++j) mbar_init(xfull + j * 8, 1), mbar_init(xempty + j * 8, REL ? CS : 4 * CS);
+        const int xc = REL == 1 ? CS : REL == 2 ? 4 : REL == 3 ? (rank == 0 ? 4 * CS : 4) : 4 * CS;
+        for (int j = 0; j < XS; ++j) mbar_init(xfull + j * 8, 1), mbar_init(xempty + j * 8, xc);
         mbar_init_fence();
     }
     __syncthreads();
@@ -122,8 +127,14 @@ __global__ void __launch_bounds__(NTH, 1)
                 if (nx < kt && (nx < XS || mbar_test(xempty + (nx % XS) * 8, (unsigned)((nx / XS - 1) & 1)))) {
                     const uint32_t bar = xfull + (nx % XS) * 8, dst = xb + (nx % XS) * XSLOT;
                     mbar_expect_tx(bar, XSLOT); /* every CTA's slice lands here */
-                    if (CS > 1) tma_load_2d_mc(dst + rank * XR * 128, &tx, nx * 64, (int)rank * XR, bar, (uint16_t)((1u << CS) - 1));
-                    else tma_load_2d(dst, &tx, nx * 64, 0, bar);
+                    if (CS == 1) tma_load_2d(dst, &tx, nx * 64, 0, bar);
+                    else if (REL == 2)
+                        for (int r = 0; r < CS; ++r) tma_load_2d(dst + r * XR * 128, &tx, nx * 64, r * XR, bar);
+                    else if (REL == 3) {
+                        if (rank == 0)
+                            for (int r = 0; r < CS; ++r) tma_load_2d_mc(dst + r * XR * 128, &tx, nx * 64, r * XR, bar, (uint16_t)((1u << CS) - 1));
+                    } else
+                        tma_load_2d_mc(dst + rank * XR * 128, &tx, nx * 64, (int)rank * XR, bar, (uint16_t)((1u << CS) - 1));
                     ++nx;
                 }
             }
@@ -144,7 +155,15 @@ __global__ void __launch_bounds__(NTH, 1)
             wgmma_wait<0>();
             wgmma_fence_operands(acc);
             mbar_arrive(empty + (q % S) * 8);
-            if (REL) { /* one release per CTA: the consumer warpgroup meets first */
+            if (REL == 2 || REL == 3) {
+                __syncwarp();
+                if (lane == 0) {
+                    if (REL == 3) mbar_arrive_remote(xempty + (q % XS) * 8, 0u);
+                    if (REL == 2 || rank != 0) mbar_arrive(xempty + (q % XS) * 8);
+                }
+                continue;
+            }
+            if (REL == 1) { /* one release per CTA: the consumer warpgroup meets first */
                 asm volatile("bar.sync 1, 128;\n" ::: "memory");
                 if (tid == 0)
 #pragma unroll
@@ -318,13 +337,13 @@ int main() {
         std::vector<std::pair<variant, int>> vs;
         if (n == 6144) {
             variant a = make_variant<48, 1, 11, 6>("mc NT48 CS1 11+6", n), b = make_variant<48, 2, 11, 6>("mc NT48 CS2 11+6", n),
-                    c = make_variant<48, 2, 11, 6, 1>("mc NT48 CS2 11+6 rel1", n), d = make_variant<48, 2, 11, 6, 0, 0>("mc NT48 CS2 11+6 noPDL", n),
-                    e = make_variant<48, 2, 11, 12>("mc NT48 CS2 11+12", n), f = make_variant<48, 1, 11, 6, 0, 0>("mc NT48 CS1 11+6 noPDL", n),
-                    g = make_variant<48, 2, 11, 12, 1>("mc NT48 CS2 11+12 rel1", n);
-            vs = {{a, -1}, {f, -1}, {b, max_clusters<48, 2, 11, 6>(b)}, {c, -2}, {d, -2}, {e, -2}, {g, -2}};
+                    c = make_variant<48, 2, 11, 6, 2>("cluster2, own x (no mc)", n), d = make_variant<48, 2, 11, 6, 3>("mc NT48 CS2, rank 0 issues", n),
+                    e = make_variant<48, 4, 11, 6, 2>("cluster4, own x (no mc)", n), f = make_variant<48, 1, 11, 6, 0, 0>("mc NT48 CS1 11+6 noPDL", n),
+                    g = make_variant<48, 2, 11, 6, 2, 0>("cluster2, own x, noPDL", n);
+            vs = {{a, -1}, {f, -1}, {b, max_clusters<48, 2, 11, 6>(b)}, {c, -2}, {g, -2}, {d, -2}, {e, -2}};
         } else {
             variant a = make_variant<24, 1, 16, 6>("mc NT24 CS1 16+6", n), b = make_variant<24, 2, 16, 6>("mc NT24 CS2 16+6", n),
-                    c = make_variant<24, 2, 16, 6, 1>("mc NT24 CS2 16+6 rel1", n), d = make_variant<24, 2, 16, 12, 1>("mc NT24 CS2 16+12 rel1", n);
+                    c = make_variant<24, 2, 16, 6, 2>("cluster2, own x (no mc)", n), d = make_variant<24, 2, 16, 6, 3>("mc NT24 CS2, rank 0 issues", n);
             vs = {{a, -1}, {b, max_clusters<24, 2, 16, 6>(b)}, {c, -2}, {d, -2}};
         }
         for (auto &pv : vs) {
