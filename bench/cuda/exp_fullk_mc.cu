@@ -37,7 +37,7 @@
  * Not part of the build. On a GPU machine, after the CMake build in build-gpu:
  *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Iinclude -Isrc -Ibench/cuda \
  *       bench/cuda/exp_fullk_mc.cu build-gpu/libpagellm.a -o exp_fullk_mc
- *   ./exp_fullk_mc
+ *   ./exp_fullk_mc [NAME]     (NAME: only the variants whose name contains it; EXP_REP=N replays)
  */
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -267,7 +267,10 @@ float bf2f(uint16_t b) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+    /* argv[1]: run only the variants whose name contains it (e.g. under ncu); EXP_REP: replays */
+    const char *only = argc > 1 ? argv[1] : nullptr;
+    const int REP = getenv("EXP_REP") ? atoi(getenv("EXP_REP")) : 20;
     cudaStream_t s;
     int sms;
     const double copy = exp_start(&s, &sms);
@@ -275,7 +278,7 @@ int main() {
         printf("no sm_90a wgmma build on this device\n");
         return 0;
     }
-    constexpr int L = 36, REP = 20;
+    constexpr int L = 36;
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -348,6 +351,7 @@ int main() {
         }
         for (auto &pv : vs) {
             const variant &v = pv.first;
+            if (only && !strstr(v.name, only)) continue;
             std::vector<CUtensorMap> tws(L);
             CUtensorMap tx;
             bool ok = pl_cuda_tmap_2d_bf16(&tx, x, (uint64_t)k, MR, (uint64_t)k * 2, 64, (uint32_t)(MR / v.cs)) != 0;
