@@ -344,7 +344,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (mlp_ab ? 6 : 0) + (mlp_plain_ab ? 6 : 0) + (wide_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (mlp_ab ? 6 : 0) + (mlp_plain_ab ? 6 : 0) + (wide_ab ? 6 : 0) + (fullk_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;

@@ -287,12 +287,11 @@ int main(int argc, char **argv) {
     for (const shape &sh : shapes) {
         const int n = sh.n, k = sh.k;
         const size_t wb = (size_t)n * k * 2;
-        __nv_bfloat16 *w = nullptr, *x = nullptr, *y = nullptr, *yref = nullptr;
+        __nv_bfloat16 *w = nullptr, *x = nullptr, *y = nullptr;
         float *parts = nullptr;
         CK(cudaMalloc(&w, wb * L));
         CK(cudaMalloc(&x, (size_t)MR * k * 2));
         CK(cudaMalloc(&y, (size_t)MR * n * 2 * L));
-        CK(cudaMalloc(&yref, (size_t)MR * n * 2));
         CK(cudaMalloc(&parts, (size_t)32 * MR * n * 4));
         fill<<<1024, 256, 0, s>>>(reinterpret_cast<uint32_t *>(w), wb * L / 4, 17u);
         fill<<<64, 256, 0, s>>>(reinterpret_cast<uint32_t *>(x), (size_t)MR * k / 2, 99u);
@@ -381,7 +380,6 @@ int main(int argc, char **argv) {
         CK(cudaFree(w));
         CK(cudaFree(x));
         CK(cudaFree(y));
-        CK(cudaFree(yref));
         CK(cudaFree(parts));
     }
     return 0;

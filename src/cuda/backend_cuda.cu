@@ -1467,9 +1467,17 @@ pl_cuda_gemv_ws gemv_ws_for(const pl_cuda_backend *b, int rows, int x_rows) {
  * scratch (down partials for 64 rows, counters) is sized in an eager step, never inside a
  * capture; a shape the kernel does not take, or no scratch, runs the three kernels. */
 bool ensure_mlp_part(pl_cuda_backend *b, size_t need);
+/* What every kernel of src/cuda/mlp.cu (fused MLP, wide, full-K) asks of a GEMM: the kernels built
+ * for this device, a bf16 step with no ops skipped, min_rows..PL_CUDA_MLP_ROWS rows, and x, y and
+ * the weight 16-byte aligned. */
+bool mlp_kernel_takes(const pl_cuda_backend *b, int rows, int min_rows, const void *x, const void *y, const void *wd) {
+    return b->mlp_ok && !b->skip && b->act == PL_BF16 && rows >= min_rows && rows <= PL_CUDA_MLP_ROWS &&
+           !(((uintptr_t)x | (uintptr_t)y | (uintptr_t)wd) & 15);
+}
+
 bool mlp_holds(pl_cuda_backend *b, int rows, const cuda_weight *w, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
-    if (!b->mlp_ok || b->mlp_mode == 1 || b->skip || b->act != PL_BF16 || w->dtype != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
-        rows < (b->mlp_mode == 2 ? 1 : PL_CUDA_MLP_MIN_ROWS) || w->rows % 2 || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)w->d) & 15))
+    if (b->mlp_mode == 1 || w->dtype != PL_BF16 || w->rows % 2 ||
+        !mlp_kernel_takes(b, rows, b->mlp_mode == 2 ? 1 : PL_CUDA_MLP_MIN_ROWS, x, y, w->d))
         return false;
     if (!pl_cuda_mlp_plan_for(w->cols, w->rows / 2, b->gemv_ws.sms, plan)) return false;
     if (b->mlp_plain) plan->coop = 0;
@@ -1483,8 +1491,7 @@ bool mlp_holds(pl_cuda_backend *b, int rows, const cuda_weight *w, const void *x
  * its plan: held like the 2-16-row tile GEMMs, it runs so only when the add + RMSNorm of its
  * output comes next (op_add_rmsnorm), else as it was. */
 bool wide_holds(pl_cuda_backend *b, int rows, int N, int K, const void *wd, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
-    if (!b->mlp_ok || b->wide_mode == 1 || b->skip || b->parts_norm || b->act != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
-        rows < (b->wide_mode == 2 ? 1 : PL_CUDA_WIDE_MIN_ROWS) || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)wd) & 15))
+    if (b->wide_mode == 1 || b->parts_norm || !mlp_kernel_takes(b, rows, b->wide_mode == 2 ? 1 : PL_CUDA_WIDE_MIN_ROWS, x, y, wd))
         return false;
     if (!pl_cuda_wide_plan_for(N, K, b->gemv_ws.sms, plan)) return false;
     return ensure_mlp_part(b, (size_t)plan->splits * PL_CUDA_MLP_ROWS * plan->hidden * 4);
@@ -1497,9 +1504,7 @@ bool wide_holds(pl_cuda_backend *b, int rows, int N, int K, const void *wd, cons
 
 /* Whether a GEMM of `rows` rows (w [N, K] bf16, x, into y) runs as the full-K kernel, with its plan. */
 bool fullk_takes(pl_cuda_backend *b, int rows, int N, int K, const void *wd, const void *x, const void *y, pl_cuda_mlp_plan *plan) {
-    if (!b->mlp_ok || b->fullk_mode == 0 || b->skip || b->act != PL_BF16 || rows > PL_CUDA_MLP_ROWS ||
-        rows < (b->fullk_mode >= 2 ? 1 : PL_CUDA_FULLK_MIN_ROWS) || (((uintptr_t)x | (uintptr_t)y | (uintptr_t)wd) & 15))
-        return false;
+    if (b->fullk_mode == 0 || !mlp_kernel_takes(b, rows, b->fullk_mode >= 2 ? 1 : PL_CUDA_FULLK_MIN_ROWS, x, y, wd)) return false;
     if (!pl_cuda_fullk_plan_for(N, K, b->gemv_ws.sms, b->fullk_ring, plan)) return false;
     plan->pre = b->fullk_pre;
     return true;
@@ -1643,21 +1648,24 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         if (int rc = ensure_gemv_ws(b, variant, N, K, err, err_len)) return rc;
         const pl_cuda_gemv_ws ws = gemv_ws_for(b, rows, variant == PL_CUDA_GEMV_TILE ? readable_rows(b, x, (size_t)K * 2) : 0);
         pl_cuda_mlp_plan plan;
-        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && mlp_holds(b, rows, w, x, dst, &plan)) {
-            b->mlp = mlp_pending{1, w->d, x, dst, nullptr, rows, N, K, plan}; /* op_swiglu and the down GEMM may follow */
-            return PL_OK;
+        /* a tile GEMM into device bf16 may be held for a kernel the next ops make, or run another one */
+        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out) {
+            if (mlp_holds(b, rows, w, x, dst, &plan)) {
+                b->mlp = mlp_pending{1, w->d, x, dst, nullptr, rows, N, K, plan}; /* op_swiglu and the down GEMM may follow */
+                return PL_OK;
+            }
+            if (b->parts_norm == 0 && rows >= 2 && rows <= 16 && pl_cuda_gemv_tile_splits(N, K, rows, &ws) > 1 &&
+                !pl_cuda_gemv_kslice(rows, N, K, &ws)) {
+                b->mm = mm_pending{w->d, x, dst, rows, N, K, 1, 0, {}}; /* op_add_rmsnorm may take its partials */
+                return PL_OK;
+            }
+            if (w->dtype == PL_BF16 && wide_holds(b, rows, N, K, w->d, x, dst, &plan)) {
+                b->mm = mm_pending{w->d, x, dst, rows, N, K, 1, 1, plan}; /* op_add_rmsnorm may take it as the wide kernel */
+                return PL_OK;
+            }
+            if (w->dtype == PL_BF16 && fullk_takes(b, rows, N, K, w->d, x, dst, &plan))
+                return fwd(b, launch_fullk(b, plan, w->d, x, dst, rows), err, err_len);
         }
-        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && b->parts_norm == 0 && rows >= 2 && rows <= 16 &&
-            pl_cuda_gemv_tile_splits(N, K, rows, &ws) > 1 && !pl_cuda_gemv_kslice(rows, N, K, &ws)) {
-            b->mm = mm_pending{w->d, x, dst, rows, N, K, 1, 0, {}}; /* op_add_rmsnorm may take its partials */
-            return PL_OK;
-        }
-        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && w->dtype == PL_BF16 && wide_holds(b, rows, N, K, w->d, x, dst, &plan)) {
-            b->mm = mm_pending{w->d, x, dst, rows, N, K, 1, 1, plan}; /* op_add_rmsnorm may take it as the wide kernel */
-            return PL_OK;
-        }
-        if (variant == PL_CUDA_GEMV_TILE && !f32_out && !host_out && w->dtype == PL_BF16 && fullk_takes(b, rows, N, K, w->d, x, dst, &plan))
-            return fwd(b, launch_fullk(b, plan, w->d, x, dst, rows), err, err_len);
         const int ge = pl_cuda_gemv_bf16(w->d, x, rows, N, K, dst, f32_out, variant, &ws, b->stream);
         if (ge != 0)
             return pl_fail(err, err_len, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
