@@ -22,6 +22,7 @@
  * --fullk N, --fullk-ring N, --fullk-pre N: the full-K projection's mode, ring and weight stages before
  * its PDL wait (pl_cuda_backend_fullk_proj: mode 0 never, the default; 1 from 57 rows, 2 from 1 row);
  * --fullk-ab alternates modes 1 and 0 in one process
+ * --attn-early N: the decode attention reads old keys before its PDL wait (0, default) or after it (1)
  * --tile-alone N: past N rows a one-wave tile GEMM keeps one CTA per SM (pl_cuda_backend_tile_alone; 0 never)
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
@@ -227,7 +228,7 @@ int main(int argc, char **argv) {
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -254,6 +255,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--fullk-pre") && i + 1 < argc) set_fullk_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fullk-ring") && i + 1 < argc) set_fullk_ring = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-alone") && i + 1 < argc) set_tile_alone = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--attn-early") && i + 1 < argc) set_attn_early = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp-pre") && i + 1 < argc) set_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);
@@ -308,6 +310,7 @@ int main(int argc, char **argv) {
     pl_cuda_backend_mlp_pre(m->bctx, set_pre);
     pl_cuda_backend_fullk_proj(m->bctx, set_fullk, set_fullk_ring, set_fullk_pre);
     pl_cuda_backend_tile_alone(m->bctx, set_tile_alone);
+    pl_cuda_backend_attn_early(m->bctx, set_attn_early);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;

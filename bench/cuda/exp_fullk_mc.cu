@@ -23,7 +23,13 @@
  * full-K kernel, but 4x slower at CS 2 (qkv 52 against 13.5 us a layer) whether each warp or one
  * thread per CTA releases a slot, with or without PDL, with 6 or 12 x slots; clusters of 4 and 8
  * do not all fit at once (two waves). The cluster launch alone (REL 2) costs ~20% (16.4 us); rank
- * 0 multicasting every slice (REL 3) 37.5: the multicast copies are the cost, not yet understood.
+ * 0 multicasting every slice (REL 3) 37.5.
+ * Thirty-fourth session (runs 1-3): ncu put 55% of the CS 2 kernel's warp cycles on "waiting on a
+ * memory barrier", the cluster-scope release of each remote arrive. With the default CTA-scope
+ * release (CSCOPE false) CS 2 takes 13.9-14.0 us, level with CS 1 (13.5) and above the library's
+ * full-K kernel (12.4); deeper x rings (up to 16 + 10 and 12 + 12 slots) 13.3-14.3; o 18.8-21.7
+ * against 12.4 for the wide kernel + sum. Sharing x across a cluster does not make a full-K
+ * projection stream faster: what holds it is not L2's x traffic.
  * REL (what a slot's x release and refill are): 0 each CTA multicasts a slice, each warp releases
  * the slot in every CTA; 1 the same, one release per CTA after a named barrier; 2 a cluster launch
  * whose CTAs load their own x (no multicast, local releases: the cost of the cluster alone); 3 rank 0
@@ -75,11 +81,18 @@ __device__ __forceinline__ unsigned cluster_rank() {
 __device__ __forceinline__ void cluster_sync_all() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
-/* an arrival on the barrier at the same offset in cluster CTA `rank` */
-__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, unsigned rank) {
+/* an arrival on the barrier at the same offset in cluster CTA `rank`. CSCOPE: release at cluster
+ * scope (a cluster-wide fence per arrival: ncu put 55% of the warps' cycles on it, "waiting on a
+ * memory barrier", run 1 of the thirty-fourth session); else the default .release.cta, which is
+ * enough here (and what CUTLASS's cluster barriers use): the consumer only read the slot through
+ * wgmma, complete after wgmma_wait, and the refill is a TMA write (async proxy). */
+template <bool CSCOPE> __device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, unsigned rank) {
     uint32_t r;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(r) : "memory");
+    if (CSCOPE)
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(r) : "memory");
+    else
+        asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(r) : "memory");
 }
 /* box (c0, c1) into the same offset of every CTA in mask, each counting it on its bar */
 __device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const void *tmap, int c0, int c1, uint32_t bar, uint16_t mask) {
@@ -91,7 +104,7 @@ __device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const void *tmap, i
 
 /* y [rows, n] bf16 = x [rows, k] w [n, k]^T; tw: boxes of NT weight rows x 64 k; tx: boxes of
  * 64 / CS x rows x 64 k. S weight slots, XS x slots; pre weight stages before the PDL wait. */
-template <int NT, int CS, int S, int XS, int REL = 0>
+template <int NT, int CS, int S, int XS, int REL = 0, bool CSCOPE = true>
 __global__ void __launch_bounds__(NTH, 1)
     fkmc_kernel(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx, __nv_bfloat16 *__restrict__ y, int n, int k,
                 int rows, int pre) {
@@ -158,7 +171,7 @@ __global__ void __launch_bounds__(NTH, 1)
             if (REL == 2 || REL == 3) {
                 __syncwarp();
                 if (lane == 0) {
-                    if (REL == 3) mbar_arrive_remote(xempty + (q % XS) * 8, 0u);
+                    if (REL == 3) mbar_arrive_remote<CSCOPE>(xempty + (q % XS) * 8, 0u);
                     if (REL == 2 || rank != 0) mbar_arrive(xempty + (q % XS) * 8);
                 }
                 continue;
@@ -167,14 +180,14 @@ __global__ void __launch_bounds__(NTH, 1)
                 asm volatile("bar.sync 1, 128;\n" ::: "memory");
                 if (tid == 0)
 #pragma unroll
-                    for (int r = 0; r < CS; ++r) mbar_arrive_remote(xempty + (q % XS) * 8, (unsigned)r);
+                    for (int r = 0; r < CS; ++r) mbar_arrive_remote<CSCOPE>(xempty + (q % XS) * 8, (unsigned)r);
                 continue;
             }
             __syncwarp();
             if (lane == 0) {
                 if (CS > 1)
 #pragma unroll
-                    for (int r = 0; r < CS; ++r) mbar_arrive_remote(xempty + (q % XS) * 8, (unsigned)r);
+                    for (int r = 0; r < CS; ++r) mbar_arrive_remote<CSCOPE>(xempty + (q % XS) * 8, (unsigned)r);
                 else
                     mbar_arrive(xempty + (q % XS) * 8); /* one per warp: the count is 4 x CS */
             }
@@ -208,9 +221,9 @@ struct variant {
     void (*launch)(const variant &, const CUtensorMap &tw, const CUtensorMap &tx, __nv_bfloat16 *y, int n, int k, cudaStream_t s);
 };
 
-template <int NT, int CS, int S, int XS, int REL = 0, int PDL = 1>
+template <int NT, int CS, int S, int XS, int REL = 0, int PDL = 1, bool CSCOPE = true>
 void launch_fk(const variant &v, const CUtensorMap &tw, const CUtensorMap &tx, __nv_bfloat16 *y, int n, int k, cudaStream_t s) {
-    auto kern = fkmc_kernel<NT, CS, S, XS, REL>;
+    auto kern = fkmc_kernel<NT, CS, S, XS, REL, CSCOPE>;
     CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     if (CS > 1) CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t cfg = {};
@@ -233,9 +246,9 @@ void launch_fk(const variant &v, const CUtensorMap &tw, const CUtensorMap &tx, _
     CK(cudaLaunchKernelEx(&cfg, kern, tw, tx, y, n, k, MR, S / 3 > 1 ? S / 3 : 1));
 }
 
-template <int NT, int CS, int S, int XS, int REL = 0, int PDL = 1> variant make_variant(const char *name, int n) {
+template <int NT, int CS, int S, int XS, int REL = 0, int PDL = 1, bool CSCOPE = true> variant make_variant(const char *name, int n) {
     const int c0 = (n + NT - 1) / NT, ctas = (c0 + CS - 1) / CS * CS;
-    return variant{name, ctas, CS, NT, fk_smem<NT, S, XS>(), launch_fk<NT, CS, S, XS, REL, PDL>};
+    return variant{name, ctas, CS, NT, fk_smem<NT, S, XS>(), launch_fk<NT, CS, S, XS, REL, PDL, CSCOPE>};
 }
 
 /* the largest number of clusters of this variant resident at once */
@@ -342,11 +355,33 @@ int main(int argc, char **argv) {
                     c = make_variant<48, 2, 11, 6, 2>("cluster2, own x (no mc)", n), d = make_variant<48, 2, 11, 6, 3>("mc NT48 CS2, rank 0 issues", n),
                     e = make_variant<48, 4, 11, 6, 2>("cluster4, own x (no mc)", n), f = make_variant<48, 1, 11, 6, 0, 0>("mc NT48 CS1 11+6 noPDL", n),
                     g = make_variant<48, 2, 11, 6, 2, 0>("cluster2, own x, noPDL", n);
-            vs = {{a, -1}, {f, -1}, {b, max_clusters<48, 2, 11, 6>(b)}, {c, -2}, {g, -2}, {d, -2}, {e, -2}};
+            variant h = make_variant<48, 2, 11, 6, 0, 1, false>("mc NT48 CS2 11+6 cta-rel", n),
+                    i = make_variant<48, 2, 11, 6, 1, 1, false>("mc NT48 CS2 11+6 cta-rel rel1", n),
+                    j = make_variant<48, 2, 11, 6, 3, 1, false>("mc NT48 CS2 cta-rel rank 0", n),
+                    m = make_variant<48, 4, 11, 6, 0, 1, false>("mc NT48 CS4 11+6 cta-rel", n),
+                    o = make_variant<48, 2, 9, 10, 0, 1, false>("mc NT48 CS2 9+10 cta-rel", n);
+            /* run 3: deeper x rings (run 2: six 8 KiB x slots refilled per ~1.2 us round trip cap
+             * a CTA near one stage per 200 ns, about what qkv needs) */
+            variant p1 = make_variant<48, 2, 12, 12, 0, 1, false>("mc NT48 CS2 12+12 cta-rel", n),
+                    p2 = make_variant<48, 2, 14, 12, 0, 1, false>("mc NT48 CS2 14+12 cta-rel", n),
+                    p3 = make_variant<48, 2, 16, 10, 0, 1, false>("mc NT48 CS2 16+10 cta-rel", n),
+                    p4 = make_variant<64, 2, 10, 10, 0, 1, false>("mc NT64 CS2 10+10 cta-rel", n),
+                    p5 = make_variant<64, 2, 12, 10, 0, 1, false>("mc NT64 CS2 12+10 cta-rel", n),
+                    p6 = make_variant<48, 1, 12, 12, 0, 1, false>("mc NT48 CS1 12+12", n),
+                    p7 = make_variant<64, 1, 10, 10, 0, 1, false>("mc NT64 CS1 10+10", n);
+            vs = {{a, -1}, {c, -2}, {h, -2}, {i, -2}, {j, -2}, {o, -2}, {p1, -2}, {p2, -2}, {p3, -2}, {p4, -2}, {p5, -2}, {p6, -2}, {p7, -2}};
         } else {
             variant a = make_variant<24, 1, 16, 6>("mc NT24 CS1 16+6", n), b = make_variant<24, 2, 16, 6>("mc NT24 CS2 16+6", n),
                     c = make_variant<24, 2, 16, 6, 2>("cluster2, own x (no mc)", n), d = make_variant<24, 2, 16, 6, 3>("mc NT24 CS2, rank 0 issues", n);
-            vs = {{a, -1}, {b, max_clusters<24, 2, 16, 6>(b)}, {c, -2}, {d, -2}};
+            variant e = make_variant<24, 2, 16, 6, 0, 1, false>("mc NT24 CS2 16+6 cta-rel", n),
+                    f = make_variant<24, 2, 16, 6, 1, 1, false>("mc NT24 CS2 16+6 cta-rel rel1", n),
+                    g = make_variant<24, 4, 16, 6, 0, 1, false>("mc NT24 CS4 16+6 cta-rel", n);
+            variant q1 = make_variant<24, 2, 16, 16, 0, 1, false>("mc NT24 CS2 16+16 cta-rel", n),
+                    q2 = make_variant<24, 2, 24, 14, 0, 1, false>("mc NT24 CS2 24+14 cta-rel", n),
+                    q3 = make_variant<32, 2, 16, 14, 0, 1, false>("mc NT32 CS2 16+14 cta-rel", n),
+                    q4 = make_variant<24, 1, 16, 16, 0, 1, false>("mc NT24 CS1 16+16", n),
+                    q5 = make_variant<24, 4, 16, 16, 0, 1, false>("mc NT24 CS4 16+16 cta-rel", n);
+            vs = {{a, -1}, {c, -2}, {e, -2}, {q1, -2}, {q2, -2}, {q3, -2}, {q4, -2}, {q5, -2}};
         }
         for (auto &pv : vs) {
             const variant &v = pv.first;

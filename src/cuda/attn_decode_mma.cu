@@ -20,7 +20,9 @@
  * (1x8192, 8x4096), so the plan picks cp.async there. When the caller promises that the keys
  * before this step's query_len new ones are final (early_kv: the backend's page pools), each
  * warp's first stages of them go out before the PDL wait, while the kernel before (the RoPE
- * and K/V append) still runs: measured 0.6-2.9% off decode steps of batch 1-64 in the step.
+ * and K/V append) still runs: measured 0.6-2.9% off decode steps of batch 1-64 in the step
+ * (and reading them after the wait 2% slower at batch 4, 1% at 64, thirty-fourth session; bulk
+ * prefetches of further tiles into L2 there slowed the kernel before and gave no hits).
  * With a fused rope (ROPE: pl_cuda_attn_rope, one query row per sequence) that kernel is gone:
  * the CTAs normalize and rotate their raw q heads themselves, and the warp whose tile holds a
  * sequence's new position appends its key and value (holds_new below). */

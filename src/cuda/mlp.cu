@@ -38,7 +38,10 @@
  *
  * With no phase 2 (N2 = 0, pl_cuda_fullk_bf16) it runs one projection over all of K, no sums: the
  * qkv projection so, in a ring that fits beside one attention CTA, took Qwen3-4B's batch-64 step
- * 1.3-1.6% down and Qwen3-8B's 1.2-1.8% up (PERF.md, thirty-second session): an opt-in. */
+ * 1.3-1.6% down and Qwen3-8B's 1.2-1.8% up (PERF.md, thirty-second session): an opt-in. The qkv
+ * projection as the wide kernel adding its own splits (each tile's last split adds the planes into
+ * bf16 y) was level in a 105 KiB ring (which streams no faster than the tile GEMM) and 3.5% slower
+ * in the 168 KiB one (thirty-fourth session, session34/patches). */
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
