@@ -41,7 +41,9 @@
  * 1.3-1.6% down and Qwen3-8B's 1.2-1.8% up (PERF.md, thirty-second session): an opt-in. The qkv
  * projection as the wide kernel adding its own splits (each tile's last split adds the planes into
  * bf16 y) was level in a 105 KiB ring (which streams no faster than the tile GEMM) and 3.5% slower
- * in the 168 KiB one (thirty-fourth session, session34/patches). */
+ * in the 168 KiB one (thirty-fourth session, session34/patches). Beside the 105 KiB CTAs the
+ * attention's entered only at 128 registers or fewer: this kernel's fifth warp shares an SM
+ * sub-partition (16384 registers) with another, and an attention warp takes 7424. */
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
