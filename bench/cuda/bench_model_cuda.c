@@ -470,6 +470,7 @@ int main(int argc, char **argv) {
             if (early_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
                           pl_cuda_backend_attn_early, 1, "attention old keys", early_names);
+            pl_cuda_backend_attn_early(m->bctx, set_attn_early); /* ab_rounds leaves 0 */
             /* --attn-units-ab: the decode attention's work units per CTA by AUTO or one */
             static const char *const units_names[2] = {"AUTO units/CTA", "1 unit/CTA"};
             if (units_ab)

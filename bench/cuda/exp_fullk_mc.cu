@@ -369,7 +369,8 @@ int main(int argc, char **argv) {
                     p5 = make_variant<64, 2, 12, 10, 0, 1, false>("mc NT64 CS2 12+10 cta-rel", n),
                     p6 = make_variant<48, 1, 12, 12, 0, 1, false>("mc NT48 CS1 12+12", n),
                     p7 = make_variant<64, 1, 10, 10, 0, 1, false>("mc NT64 CS1 10+10", n);
-            vs = {{a, -1}, {c, -2}, {h, -2}, {i, -2}, {j, -2}, {o, -2}, {p1, -2}, {p2, -2}, {p3, -2}, {p4, -2}, {p5, -2}, {p6, -2}, {p7, -2}};
+            vs = {{a, -1}, {f, -1}, {b, max_clusters<48, 2, 11, 6>(b)}, {c, -2}, {g, -2}, {d, -2}, {e, -2}, {h, -2}, {i, -2}, {j, -2}, {m, -2},
+                  {o, -2}, {p1, -2}, {p2, -2}, {p3, -2}, {p4, -2}, {p5, -2}, {p6, -2}, {p7, -2}};
         } else {
             variant a = make_variant<24, 1, 16, 6>("mc NT24 CS1 16+6", n), b = make_variant<24, 2, 16, 6>("mc NT24 CS2 16+6", n),
                     c = make_variant<24, 2, 16, 6, 2>("cluster2, own x (no mc)", n), d = make_variant<24, 2, 16, 6, 3>("mc NT24 CS2, rank 0 issues", n);
@@ -381,7 +382,8 @@ int main(int argc, char **argv) {
                     q3 = make_variant<32, 2, 16, 14, 0, 1, false>("mc NT32 CS2 16+14 cta-rel", n),
                     q4 = make_variant<24, 1, 16, 16, 0, 1, false>("mc NT24 CS1 16+16", n),
                     q5 = make_variant<24, 4, 16, 16, 0, 1, false>("mc NT24 CS4 16+16 cta-rel", n);
-            vs = {{a, -1}, {c, -2}, {e, -2}, {q1, -2}, {q2, -2}, {q3, -2}, {q4, -2}, {q5, -2}};
+            vs = {{a, -1}, {b, max_clusters<24, 2, 16, 6>(b)}, {c, -2}, {d, -2}, {e, -2}, {f, -2}, {g, -2},
+                  {q1, -2}, {q2, -2}, {q3, -2}, {q4, -2}, {q5, -2}};
         }
         for (auto &pv : vs) {
             const variant &v = pv.first;
