@@ -105,7 +105,11 @@ static void usage(FILE *f) {
             "the rows' contexts x K+V bytes per token over all layers) / the ceiling: on the CPU the\n"
             "streaming read bandwidth measured by the parent, on CUDA the device-to-device copy\n"
             "bandwidth (read + write) measured by each measured process. The table and the JSON give\n"
-            "the median step, the median per-step roofline and the median of step / roofline.\n"
+            "the median step, the median per-step roofline and the median of step / roofline, and\n"
+            "the same over the steps at the full batch (a slot stays empty while the next request\n"
+            "prefills, one chunk per iteration, so many steps run fewer rows). A prefill chunk's\n"
+            "device time counts as prefill time: the engine waits for the device before its clock\n"
+            "stops, so none of it lands in the next decode step.\n"
             "\n"
             "internal (the parent passes these to each measured process): --single-run MODE,\n"
             "  --result-file FILE, --child-budget-mib X (default 0 = uncapped), --ceiling-gbps X\n"
@@ -318,6 +322,9 @@ static const field_def k_fields[] = {
     {"decode_step_roofline_median_ms", "decode step roofline, median (ms)", 1, 0},
     {"decode_step_vs_roofline_median", "decode step / its roofline, median", 1, 0},
     {"decode_step_kv_bytes_median", "K/V bytes read per decode step, median", 1, 0},
+    {"decode_full_steps", "decode steps at the full batch", 1, 0},
+    {"decode_full_step_median_ms", "full-batch decode step median (ms)", 1, 0},
+    {"decode_full_vs_roofline_median", "full-batch decode step / its roofline, median", 1, 0},
     {"roofline_gbps", "roofline ceiling (GB/s)", 1, 1},
     {"copy_gbps", "device-to-device copy (GB/s)", 0, 1},
     {"decode_gap_median_ms", "decode gap median (ms)", 1, 0},
@@ -335,6 +342,7 @@ static const field_def k_fields[] = {
     {"generated_tokens", "generated tokens", 1, 0},
     {"decode_tokens", "decode tokens", 1, 0},
     {"decode_calls", "decode calls", 1, 0},
+    {"decode_rows_mean", "rows per decode call, mean", 1, 1},
     {"decode_gaps", "decode gaps", 1, 0},
     {"preemptions", "preemptions", 1, 0},
     {"failed_requests", "failed requests", 1, 0},
@@ -385,10 +393,14 @@ static int run_trace_once(pl_engine *e, const pl_trace *t, int *failed, double *
 /* Per-step decode roofline (issue 8): step i reads the weights once plus the K/V of
  * the tokens its attention attends (ctx[i], summed over its rows) at `gbps` GB/s. Sets the
  * median roofline (ms), the median of step / roofline and the median K/V bytes per step;
- * the first two are NaN without a ceiling (gbps <= 0), all three NaN without steps. */
-static void decode_roofline(const double *step_s, const int64_t *ctx, int n, double weight_bytes,
-                            double kv_bytes_per_token, double gbps, double *roof_ms, double *ratio, double *kv_bytes) {
-    *roof_ms = *ratio = *kv_bytes = NAN;
+ * the first two are NaN without a ceiling (gbps <= 0), all three NaN without steps. The
+ * same over the steps whose rows[i] == full (a trace's batch is often short of its slots
+ * while a new request prefills): their count, median step (ms) and median step / roofline. */
+static void decode_roofline(const double *step_s, const int64_t *ctx, const int *rows, int n, int full, double weight_bytes,
+                            double kv_bytes_per_token, double gbps, double *roof_ms, double *ratio, double *kv_bytes,
+                            int *full_n, double *full_ms, double *full_ratio) {
+    *roof_ms = *ratio = *kv_bytes = *full_ms = *full_ratio = NAN;
+    *full_n = 0;
     if (n <= 0 || !step_s || !ctx) return;
     double *kv = malloc(sizeof(double) * (size_t)n), *roof = malloc(sizeof(double) * (size_t)n),
            *rat = malloc(sizeof(double) * (size_t)n);
@@ -402,6 +414,18 @@ static void decode_roofline(const double *step_s, const int64_t *ctx, int n, dou
         if (gbps > 0 && weight_bytes + kv_bytes_per_token > 0) {
             *roof_ms = 1e3 * pl_median(roof, n);
             *ratio = pl_median(rat, n);
+        }
+        /* the full-batch steps, packed in place (kv and roof are done with) */
+        int k = 0;
+        for (int i = 0; rows && i < n; i++)
+            if (rows[i] == full) {
+                kv[k] = step_s[i];
+                roof[k++] = rat[i];
+            }
+        *full_n = k;
+        if (k > 0) {
+            *full_ms = 1e3 * pl_median(kv, k);
+            if (gbps > 0 && weight_bytes + kv_bytes_per_token > 0) *full_ratio = pl_median(roof, k);
         }
     }
     free(kv);
@@ -495,12 +519,17 @@ static int child_main(const bench_opts *o) {
     {
         const pl_model_config *mc = pl_model_get_config(model);
         const double kv_tok = 2.0 * mc->num_layers * mc->num_kv_heads * mc->head_dim * (o->dtype == PL_F32 ? 4.0 : 2.0);
-        double roof_ms, ratio, kv_bytes;
-        decode_roofline(m.step_samples, m.step_context_tokens, m.num_step_samples, (double)pl_model_weight_bytes(model),
-                        kv_tok, roof_gbps > 0 ? roof_gbps : 0, &roof_ms, &ratio, &kv_bytes);
+        double roof_ms, ratio, kv_bytes, full_ms, full_ratio;
+        int full_n;
+        decode_roofline(m.step_samples, m.step_context_tokens, m.step_rows, m.num_step_samples, o->batch_size,
+                        (double)pl_model_weight_bytes(model), kv_tok, roof_gbps > 0 ? roof_gbps : 0, &roof_ms, &ratio, &kv_bytes,
+                        &full_n, &full_ms, &full_ratio);
         SET("decode_step_roofline_median_ms", roof_ms);
         SET("decode_step_vs_roofline_median", ratio);
         SET("decode_step_kv_bytes_median", kv_bytes);
+        SET("decode_full_steps", full_n);
+        SET("decode_full_step_median_ms", full_ms);
+        SET("decode_full_vs_roofline_median", full_ratio);
         SET("roofline_gbps", roof_gbps);
         SET("copy_gbps", copy_gbps);
     }
@@ -520,6 +549,9 @@ static int child_main(const bench_opts *o) {
     SET("generated_tokens", gen);
     SET("decode_tokens", m.decode_tokens);
     SET("decode_calls", m.decode_calls);
+    /* the batch a trace really decodes at: admission (one prefill chunk per iteration) may keep it
+     * well under --batch-size */
+    SET("decode_rows_mean", m.decode_calls ? (double)m.decode_tokens / (double)m.decode_calls : 0.0);
     SET("decode_gaps", m.num_gap_samples);
     SET("preemptions", m.preemptions);
     SET("failed_requests", failed);
@@ -1023,9 +1055,12 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
     int rf = field_index("decode_step_roofline_median_ms"), rx = field_index("decode_step_vs_roofline_median");
     printf("\ndecode step vs its roofline ((weights + K/V read by the step) / %s ceiling %.1f GB/s):",
            cuda ? "copy" : "read", ceil_gbps);
+    int fn = field_index("decode_full_steps"), fx = field_index("decode_full_vs_roofline_median");
     for (int mi = 0; mi < M; mi++)
-        printf("%s %s: step median %.3f ms, roofline median %.3f ms, median step/roofline %.2fx", mi ? ";" : "",
-               pl_kv_mode_name(o->modes[mi]), med[mi][step], med[mi][rf], med[mi][rx]);
+        printf("%s %s: step median %.3f ms, roofline median %.3f ms, median step/roofline %.2fx (%.2fx over the %.0f steps "
+               "at batch %d)",
+               mi ? ";" : "", pl_kv_mode_name(o->modes[mi]), med[mi][step], med[mi][rf], med[mi][rx], med[mi][fx], med[mi][fn],
+               o->batch_size);
     printf("\n");
     if (R > 1 && M > 1 && R % 2) printf("note: an odd repeat count does not balance the forward/reverse order\n");
     fflush(stdout);

@@ -16,7 +16,9 @@
 #               one run per KV mode of "paged paged-gather dense" (a mode the CUDA engine refuses is
 #               recorded as skipped), (c) the transformers generate anchor on the seed trace
 #               (bench/anchors_torch.py serving) and compare-serving, then (b) the heavier trace
-#               (256 requests, batch 64, prompts 128-2048, outputs 64-512, paged); ~5-6 minutes
+#               (256 requests, batch 64, prompts 128-2048, outputs 64-512, paged, prefill chunks of
+#               2048 tokens: with the seed's 128 a prompt takes up to 16 iterations, one chunk each,
+#               and the batch never passes ~42 rows); ~5-6 minutes
 #   --serving-only  only the serving steps (no tests, model benchmark or sanitizer; implies --serving)
 #   --no-heavy  leave out (b)
 # cuBLAS is taken from the machine (CUDA toolkit or the nvidia-cublas Python wheel).
@@ -100,7 +102,7 @@ if [ $SERVING -eq 1 ]; then
       step "bench-serving cuda $mode" $rc
     fi
     [ $rc -eq 124 ] && echo "bench-serving cuda $mode: timed out (150 s)"
-    grep -E "^trace:|not supported|^device cuda|^output tok/s|^decode step|^roofline ceiling" "$out.txt"
+    grep -E "^trace:|not supported|^device cuda|^output tok/s|^decode step|^full-batch|^rows per decode|^roofline ceiling" "$out.txt"
   done
   # (c) transformers generate on the same (seed) trace, then the ratio against the target
   if python3 -c 'import torch, transformers' > /dev/null 2>&1; then
@@ -121,15 +123,16 @@ if [ $SERVING -eq 1 ]; then
   else
     SUMMARY+=("$(printf '%-28s %s' "transformers anchor" "skipped (python3 cannot import torch + transformers)")")
   fi
-  # (b) the heavier trace: batch 64, 256 requests, prompts 128-2048, outputs 64-512
+  # (b) the heavier trace: batch 64, 256 requests, prompts 128-2048, outputs 64-512, whole prompts
+  # as one chunk (--prefill-step 2048) so that the batch fills to 64
   if [ $HEAVY -eq 1 ]; then
     out="$LOG/bench_serving_cuda_heavy"
     timeout 300 "$BIN/pagellm" bench-serving --device cuda --kv-mode paged --shape "$SHAPE" --repeats 1 \
       --num-seqs 256 --batch-size 64 --min-input-len 128 --max-input-len 2048 --min-output-len 64 \
-      --max-output-len 512 --json-output "$out.json" > "$out.txt" 2>&1
+      --max-output-len 512 --prefill-step 2048 --json-output "$out.json" > "$out.txt" 2>&1
     rc=$?; step "bench-serving cuda heavy" $rc
     [ $rc -eq 124 ] && echo "bench-serving cuda heavy: timed out (300 s)"
-    grep -E "^trace:|^device cuda|^output tok/s|^decode step|^roofline ceiling" "$out.txt"
+    grep -E "^trace:|^device cuda|^output tok/s|^decode step|^full-batch|^rows per decode|^roofline ceiling" "$out.txt"
     [ -s "$out.json" ] && gzip -9f "$out.json" # 1.8 MB of per-request records: kept, compressed
   fi
 fi

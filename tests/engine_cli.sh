@@ -57,6 +57,7 @@ if command -v python3 >/dev/null; then
     python3 "$root/bench/anchors_torch.py" compare-serving "$tmp/out.json" "$tmp/an.json" >"$tmp/py5" 2>&1
     check '[ $? -eq 0 ]'
     check "grep -q 'x transformers' '$tmp/py5'"
+    check "grep -q 'judged on the median of the steps at batch 2' '$tmp/py5'"
 fi
 sha=$(grep -o '"request_trace_sha256":"[0-9a-f]*"' "$tmp/trace.json" | cut -d'"' -f4)
 "$bin" bench-serving $small --kv-mode paged --repeats 1 --trace "$tmp/trace.json" --json-output "$tmp/out2.json" \

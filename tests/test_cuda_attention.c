@@ -200,6 +200,11 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
                 snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, %s%s, splits %d", label, o.decode_units_per_cta,
                          o.decode_copy ? "cp.async" : "AUTO copies", o.decode_early_kv ? ", old keys early" : "", o.num_splits);
                 run_and_compare(p, &d, ref, &o, lab);
+                o.decode_units_order = 1; /* runs of consecutive units (AUTO: every grid-th) */
+                snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA in runs, splits %d", label, o.decode_units_per_cta,
+                         o.num_splits);
+                run_and_compare(p, &d, ref, &o, lab);
+                o.decode_units_order = 0;
             } else {
                 snprintf(lab, sizeof lab, "%s: %d units per CTA at %d rows", label, o.decode_units_per_cta,
                          p->a.num_heads / p->a.num_kv_heads * p->a.query_len);
@@ -291,6 +296,15 @@ static void fixtures(void) {
         char lab[48];
         snprintf(lab, sizeof lab, "70 sequences, L%d", L);
         check_all_kernels(&p, lab, 0);
+        at_free(&p);
+    }
+    /* contexts as unequal as a serving batch gets: every 9th sequence 1500-3000 keys, the rest
+     * 0-40 (AUTO: several units per CTA, most of them empty or short) */
+    {
+        int ctx[200];
+        for (int b = 0; b < 200; ++b) ctx[b] = b % 9 == 4 ? rint_(1500, 3000) : rint_(0, 40);
+        make_prob(&p, PL_BF16, 200, 32, 8, 1, 128, 16, 1, ctx);
+        check_all_kernels(&p, "200 unequal sequences", 0);
         at_free(&p);
     }
     /* context inside one page; D 32 generic bf16 decode */

@@ -2,7 +2,9 @@
  * input of bench-serving's decode roofline: one entry per step sample, each the tokens the
  * step's attention read (every row's context including its new token). Checked against the
  * closed form of a trace without preemption: a request with prompt P and N new tokens
- * decodes N - 1 times, at contexts P + 1 .. P + N - 1, in every KV mode. */
+ * decodes N - 1 times, at contexts P + 1 .. P + N - 1, in every KV mode. Beside them each
+ * step's rows (step_rows, which pick bench-serving's full-batch steps): 1..batch, summing to
+ * the decode tokens. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,8 +43,8 @@ static void check_metrics(const pl_engine *e, const pl_trace *t, int batch, cons
               m.num_step_samples, (long long)m.decode_calls);
     CHECK_MSG(m.num_step_samples == 0 || m.step_context_tokens != NULL, "%s: no context array", what);
     if (m.num_step_samples > 0 && !m.step_context_tokens) return;
-    int64_t total = 0, max_row = 0;
-    int bad = 0;
+    int64_t total = 0, max_row = 0, rows = 0;
+    int bad = 0, bad_rows = 0;
     for (int i = 0; i < t->num_requests; i++)
         if (t->requests[i].prompt_len + t->requests[i].max_new_tokens > max_row)
             max_row = t->requests[i].prompt_len + t->requests[i].max_new_tokens;
@@ -50,7 +52,12 @@ static void check_metrics(const pl_engine *e, const pl_trace *t, int batch, cons
         const int64_t c = m.step_context_tokens[i];
         total += c;
         if (c < 2 || c > (int64_t)batch * max_row) bad++; /* >= one row of prompt 1 + new token */
+        if (m.step_rows[i] < 1 || m.step_rows[i] > batch || c < 2 * (int64_t)m.step_rows[i]) bad_rows++;
+        rows += m.step_rows[i];
     }
+    CHECK_MSG(bad_rows == 0, "%s: %d steps with an impossible row count", what, bad_rows);
+    CHECK_MSG(rows == m.decode_tokens, "%s: step rows sum to %lld, decode tokens %lld", what, (long long)rows,
+              (long long)m.decode_tokens);
     CHECK_MSG(bad == 0, "%s: %d steps with an impossible context count", what, bad);
     CHECK_MSG(total == expected_total(t), "%s: contexts sum to %lld, expected %lld", what, (long long)total,
               (long long)expected_total(t));
@@ -87,8 +94,10 @@ int main(void) {
         pl_engine_get_metrics(e, &m);
         CHECK_MSG(m.num_step_samples > 256, "%s: only %d steps in 24 runs", pl_kv_mode_name(modes[k]),
                   m.num_step_samples);
-        int64_t total = 0;
-        for (int i = 0; i < m.num_step_samples; i++) total += m.step_context_tokens[i];
+        int64_t total = 0, rows = 0;
+        for (int i = 0; i < m.num_step_samples; i++) total += m.step_context_tokens[i], rows += m.step_rows[i];
+        CHECK_MSG(rows == m.decode_tokens, "%s, 24 runs: step rows sum to %lld, decode tokens %lld", pl_kv_mode_name(modes[k]),
+                  (long long)rows, (long long)m.decode_tokens);
         CHECK_MSG(total == 24 * expected_total(&t), "%s, 24 runs: contexts sum to %lld, expected %lld",
                   pl_kv_mode_name(modes[k]), (long long)total, (long long)(24 * expected_total(&t)));
         pl_engine_destroy(e);

@@ -383,6 +383,8 @@ static void test_forward_sample(pl_dtype dt) {
     /* A prefill chunk without the head, then one with it. */
     pl_forward_batch b = {S, toks, plen, pos, pb_, NULL, 0};
     CHECK_OK(pl_model_forward_sample(m, &b, smp_b, NULL, err, sizeof err), err);
+    CHECK_OK(pl_model_finish(m, err, sizeof err), err); /* the CPU's calls are done when they return */
+    CHECK_ERR(pl_model_finish(NULL, err, sizeof err), PL_ERR_INVALID, "model must not be NULL", err);
     b.seqs = pa_;
     CHECK_OK(pl_model_forward(m, &b, lg, err, sizeof err), err);
     CHECK(pl_kv_seq_offset(&sb[0]) == 6 && pl_kv_seq_offset(&sb[2]) == 4);

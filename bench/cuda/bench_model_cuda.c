@@ -23,6 +23,9 @@
  * its PDL wait (pl_cuda_backend_fullk_proj: mode 0 never, the default; 1 from 57 rows, 2 from 1 row);
  * --fullk-ab alternates modes 1 and 0 in one process
  * --attn-early N: the decode attention reads old keys before its PDL wait (0, default) or after it (1)
+ * --attn-order N: the decode attention's units over CTAs (pl_cuda_backend_attn_order: 0 AUTO, every grid-th; 1 runs)
+ * --context-spread LO: row b of a batch of B starts at context LO + (context - LO) b / (B - 1) (a serving batch's unequal
+ * contexts; the roofline counts each row's own)
  * --tile-alone N: past N rows a one-wave tile GEMM keeps one CTA per SM (pl_cuda_backend_tile_alone; 0 never)
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
@@ -226,9 +229,10 @@ static int diag_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *
 int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
+    long long ctx_sum[16] = {0}; /* each batch's contexts at the start, summed */
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_order = 0, spread = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -256,6 +260,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--fullk-ring") && i + 1 < argc) set_fullk_ring = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-alone") && i + 1 < argc) set_tile_alone = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-early") && i + 1 < argc) set_attn_early = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--context-spread") && i + 1 < argc) spread = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--attn-order") && i + 1 < argc) set_order = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp-pre") && i + 1 < argc) set_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);
@@ -311,6 +317,7 @@ int main(int argc, char **argv) {
     pl_cuda_backend_fullk_proj(m->bctx, set_fullk, set_fullk_ring, set_fullk_pre);
     pl_cuda_backend_tile_alone(m->bctx, set_tile_alone);
     pl_cuda_backend_attn_early(m->bctx, set_attn_early);
+    pl_cuda_backend_attn_order(m->bctx, set_order);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;
@@ -356,7 +363,11 @@ int main(int argc, char **argv) {
         int *lens = malloc(sizeof(int) * (size_t)B), *pos = malloc(sizeof(int) * (size_t)B);
         for (int b = 0; b < B && !rc; b++) {
             rc = pl_kv_seq_init(&seqs[b], &pools, err, sizeof err);
-            sp[b] = &seqs[b], lens[b] = context, pos[b] = 0;
+            sp[b] = &seqs[b], pos[b] = 0;
+            /* --context-spread LO: row b's context LO + (context - LO) b / (B - 1), as unequal
+             * as a serving batch's (the roofline counts each row's own) */
+            lens[b] = spread > 0 && B > 1 ? spread + (int)((long long)(context - spread) * b / (B - 1)) : context;
+            ctx_sum[k] += lens[b];
         }
         if (!rc) {
             pl_forward_batch fb = {B, toks, lens, pos, sp, NULL, 0};
@@ -538,7 +549,7 @@ int main(int argc, char **argv) {
             st_gemmpdl = pl_median(times_gemmpdl, steps);
             st_t64 = pl_median(times_t64, steps);
             st_mma = pl_median(times_mma, steps);
-            double kvb = (double)B * (context + steps) * kv_tok;
+            double kvb = ((double)ctx_sum[k] + (double)B * steps) * kv_tok;
             double roof = (wbytes + kvb) / (bw * 1e9);
             printf("%-8d %8d %12.3f %10.1f %12.3f %10.2f %10.0f %16.3f %14.3f %14.3f %12.3f %14.3f\n", B, context, st * 1e3, B / st,
                    roof * 1e3, st / roof, (wbytes + kvb) / st / 1e9, st_logits * 1e3, st_nopdl * 1e3, st_gemmpdl * 1e3,

@@ -153,6 +153,7 @@ typedef struct pl_engine_metrics {
     /* beside step_samples[i]: the tokens that decode step's attention read, summed over its
      * rows (each row's context including its new token); owned by the engine like them */
     int64_t *step_context_tokens;
+    int *step_rows; /* beside step_samples[i]: that step's rows (occupied slots); owned likewise */
 } pl_engine_metrics;
 
 typedef struct pl_engine pl_engine;

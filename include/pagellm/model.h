@@ -107,6 +107,12 @@ typedef struct pl_forward_batch {
  * every layer's cache. logits: float32. */
 int pl_model_forward(pl_model *model, const pl_forward_batch *batch, float *logits, char *err, size_t err_len);
 
+/* Waits until the device work that the model's calls have enqueued so far is done (returns at
+ * once on the CPU, whose calls finish before they return). pl_model_forward_sample with tokens
+ * NULL may return while its chunk still runs on a GPU; a caller that times the chunk (the
+ * engine's prefill time) calls this before stopping its clock. */
+int pl_model_finish(pl_model *model, char *err, size_t err_len);
+
 typedef struct pl_sampler pl_sampler;
 
 /* The forward pass, then the next token of each non-empty sequence sampled from its last

@@ -200,6 +200,11 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         if (o.decode_units_per_cta > 0) p.units_per_cta = o.decode_units_per_cta;
         else if (kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas && R <= 8 && units > resident)
             p.units_per_cta = (int)((units + resident - 1) / resident);
+        /* strided, not runs: with runs a CTA takes consecutive KV heads of one sequence, so in a
+         * serving batch (contexts 128-2560) the CTAs of the longest ones set the kernel's end
+         * (batch 64: its CTAs left over 95 us against 17 for equal contexts, PERF.md, thirty-fifth
+         * session) */
+        p.strided = kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && o.decode_units_order != 1;
         if (kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && (p.wide_ctas || R > 8))
             return pl_fail(err, err_len, PL_ERR_UNSUPPORTED,
                            "decode_units_per_cta: %d units per CTA need 4-warp CTAs and at most 8 query rows per KV head (here %d warps, %d rows)",

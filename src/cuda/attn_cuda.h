@@ -26,7 +26,8 @@ typedef struct pl_attn_params {
     int decode_copy;   /* DECODE_MMA: 0 TMA where it applies, 1 cp.async, 2 TMA or fail */
     int early_kv;      /* DECODE_MMA: old keys final before the kernel before us started (pl_cuda_attn_options) */
     int units;         /* DECODE_MMA: (split, 16-row chunk, KV head, sequence) work units */
-    int units_per_cta; /* DECODE_MMA: consecutive units per CTA (>= 1) */
+    int units_per_cta; /* DECODE_MMA: units per CTA (>= 1) */
+    int strided;       /* DECODE_MMA, units_per_cta > 1: CTA c takes units c, c + grid, ... instead of a run */
     /* DECODE_MMA, query_len 1 (pl_cuda_attn_options.rope): q is read raw from the qkv rows
      * and the new keys and values are normalized, rotated and appended here */
     int rope;

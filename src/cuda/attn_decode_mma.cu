@@ -100,7 +100,7 @@ template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, 
 /* TMA: each warp's tiles come as four 2 KiB tensor-map boxes (K and V, two head-dim halves)
  * issued by one lane and counted on a per-stage mbarrier, instead of 32 cp.async of 16 bytes
  * per lane; needs page_size % 16 == 0 (a tile never crosses a page).
- * A CTA takes p.units_per_cta consecutive units. Each warp's ring runs on across them: while
+ * A CTA takes p.units_per_cta units, consecutive or (p.strided) every grid-th. Each warp's ring runs on across them: while
  * it computes the last tiles of one unit its next stages already hold the next unit's, so the
  * unit's merge, the next query rows and the first tiles' latency overlap the stream, where a
  * second wave of one-unit CTAs would start each from an empty ring. */
@@ -129,7 +129,13 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     if (ROPE)
 #pragma unroll
         for (int j = 0; j < 4; ++j) wq[j] = p.rp.q_norm[lane + 32 * j], wk[j] = p.rp.k_norm[lane + 32 * j];
-    const int u_begin = blockIdx.x * p.units_per_cta, u_end = min(p.units, u_begin + p.units_per_cta);
+    /* this CTA's units, local index k: consecutive (units_per_cta k-th after its first) or, with
+     * p.strided, every grid-th from blockIdx.x, so a sequence's units land on different CTAs
+     * and each CTA's keys are a sum over several sequences */
+    const int u_first = p.strided ? (int)blockIdx.x : (int)blockIdx.x * p.units_per_cta;
+    const int u_step = p.strided ? (int)gridDim.x : 1;
+    const int u_end = p.strided ? (p.units - u_first + u_step - 1) / u_step : min(p.units - u_first, p.units_per_cta);
+    auto unit_k = [&](int k) { return unit_at<NW>(p, u_first + k * u_step, warp); };
     const uint16_t *Q = static_cast<const uint16_t *>(p.q);
     const uint16_t *K = static_cast<const uint16_t *>(p.k);
     const uint16_t *V = static_cast<const uint16_t *>(p.v);
@@ -201,13 +207,13 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     };
     /* the issue cursor: this warp's next tile to load (unit iu, its tile ij), kStages - 1
      * tiles ahead of the one it computes, across units; gi counts the tiles issued */
-    const Unit first = unit_at<NW>(p, u_begin, warp);
-    int iu = u_begin, ij = 0;
+    const Unit first = unit_k(0);
+    int iu = 0, ij = 0;
     unsigned gi = 0;
     Unit IU = first;
     auto advance = [&]() { /* past the units with no tile for this warp */
         while (iu < u_end && ij >= IU.my_tiles) {
-            if (++iu < u_end) IU = unit_at<NW>(p, iu, warp);
+            if (++iu < u_end) IU = unit_k(iu);
             ij = 0;
         }
     };
@@ -316,7 +322,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     const int g = lane >> 2, t4 = lane & 3;
     const int halves = R > 8 ? 2 : 1; /* 8-row halves of a chunk that can hold rows */
     unsigned gc = 0;                   /* tiles computed */
-    for (int cu = u_begin; cu < u_end; ++cu) {
+    for (int cu = 0; cu < u_end; ++cu) {
         if (ROPE) store_q_rope();
         else
 #pragma unroll
@@ -332,7 +338,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
         for (int ks = 0; ks < 8; ++ks) ldmatrix_x4(sQ + swz(lane & 15, ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
         Unit NU = CU;
         if (cu + 1 < u_end) { /* the next unit's query rows land while this one streams */
-            NU = unit_at<NW>(p, cu + 1, warp);
+            NU = unit_k(cu + 1);
             if (ROPE) load_q_raw(NU);
             else load_q(NU);
         }

@@ -195,6 +195,7 @@ struct pl_cuda_backend {
     int attn_copy;           /* its K/V copies (pl_cuda_attn_options.decode_copy; 0: AUTO) */
     int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
     int attn_units;          /* its work units per CTA (pl_cuda_attn_options.decode_units_per_cta; 0: AUTO) */
+    int attn_order;          /* their order over CTAs (pl_cuda_attn_options.decode_units_order; 0: AUTO) */
     int attn_rope;           /* pending rope and appends into the decode attention: 0 AUTO (rope_into_attention), 1 never, 2 always */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
@@ -2015,6 +2016,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.mma_warps = b->attn_warps;
     opt.decode_copy = b->attn_copy;
     opt.decode_units_per_cta = b->attn_units;
+    opt.decode_units_order = b->attn_order;
     opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
     pl_cuda_attn_rope rp;
     memset(&rp, 0, sizeof rp);
@@ -2042,7 +2044,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     const size_t ws = pl_cuda_attn_workspace_bytes(&a, &opt);
     sig_mix(b, &a, sizeof a);
     SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_warps,
-        (unsigned long long)b->attn_copy, (unsigned long long)b->attn_units,
+        (unsigned long long)b->attn_copy, (unsigned long long)b->attn_units, (unsigned long long)b->attn_order,
         (unsigned long long)opt.decode_early_kv, (unsigned long long)fuse);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
@@ -2323,6 +2325,8 @@ int op_graph_end(void *ctx, int body_rc) {
 
 const char *op_last_error(void *ctx) { return static_cast<pl_cuda_backend *>(ctx)->last_err; }
 
+int op_finish(void *ctx, char *err, size_t err_len) { return pl_cuda_backend_sync(static_cast<pl_cuda_backend *>(ctx), err, err_len); }
+
 pl_backend_ops make_ops() {
     pl_backend_ops o;
     memset(&o, 0, sizeof o);
@@ -2350,6 +2354,7 @@ pl_backend_ops make_ops() {
     o.graph_begin = op_graph_begin;
     o.graph_cut = op_graph_cut;
     o.graph_end = op_graph_end;
+    o.finish = op_finish;
     o.last_error = op_last_error;
     return o;
 }
@@ -2532,6 +2537,9 @@ void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on) {
 }
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
     if (b) b->attn_units = units > 0 ? units : 0;
+}
+void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order) {
+    if (b) b->attn_order = order == 1 ? 1 : 0;
 }
 
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {

@@ -166,6 +166,7 @@ void pl_engine_destroy(pl_engine *e) {
     free(e->tok_buf);
     free(e->m.step_samples);
     free(e->m.step_context_tokens);
+    free(e->m.step_rows);
     free(e->m.gap_samples);
     free(e);
 }
@@ -497,6 +498,9 @@ static int prefill_chunk(pl_engine *e, char *err, size_t err_len) {
     int32_t t = -1;
     pl_sampler *smp = r->sampler;
     rc = pl_model_forward_sample(e->model, &fb, &smp, r->offset + n == r->target ? &t : NULL, err, err_len);
+    /* A chunk without a token may still run on a GPU: its time is prefill time, not the next
+     * decode step's (the spec's timer stops once the chunk's result is synchronized). */
+    if (rc == PL_OK) rc = pl_model_finish(e->model, err, err_len);
     if (rc != PL_OK) return rc;
     r->offset += n;
     double t1 = pl_now_seconds();
@@ -604,7 +608,7 @@ static int decode_step(pl_engine *e, char *err, size_t err_len) {
     e->m.decode_tokens += rows;
     int64_t attended = 0; /* tokens the step's attention reads: each row's context incl. its new token */
     for (int s = 0; s < B; s++) attended += e->chunk_lens[s] ? (int64_t)e->positions[s] + e->chunk_lens[s] : 0;
-    pl_eng_metrics_push_step(e, t1 - t0, attended);
+    pl_eng_metrics_push_step(e, t1 - t0, attended, rows);
     if (e->gap_chain) pl_eng_metrics_push_gap(e, t1 - e->last_decode_end);
     e->gap_chain = 1;
     e->last_decode_end = t1;

@@ -111,7 +111,7 @@ void pl_eng_stage_drop(pl_engine *e);
 
 /* metrics.c */
 /* One decode step: its time and the tokens its attention read (summed over its rows). */
-int pl_eng_metrics_push_step(pl_engine *e, double seconds, int64_t context_tokens);
+int pl_eng_metrics_push_step(pl_engine *e, double seconds, int64_t context_tokens, int rows);
 int pl_eng_metrics_push_gap(pl_engine *e, double seconds);
 void pl_eng_snapshot(pl_engine *e);
 void pl_eng_metrics_clear(pl_engine *e);

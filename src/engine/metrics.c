@@ -17,19 +17,25 @@ static int push(double **v, int *n, int *cap, double x) {
     return PL_OK;
 }
 
-/* The two per-step arrays stay the same length: the context array grows first, and a
- * failed growth records neither. */
-int pl_eng_metrics_push_step(pl_engine *e, double s, int64_t context_tokens) {
+/* The per-step arrays stay the same length: the context and row arrays grow first (their
+ * capacity counts only once both have), and a failed growth records nothing. */
+int pl_eng_metrics_push_step(pl_engine *e, double s, int64_t context_tokens, int rows) {
     int n = e->m.num_step_samples;
     if (n == e->step_ctx_cap) {
         int c = e->step_ctx_cap ? 2 * e->step_ctx_cap : 256;
         int64_t *p = realloc(e->m.step_context_tokens, sizeof(int64_t) * (size_t)c);
         if (!p) return PL_ERR_NOMEM;
         e->m.step_context_tokens = p;
+        int *q = realloc(e->m.step_rows, sizeof(int) * (size_t)c);
+        if (!q) return PL_ERR_NOMEM;
+        e->m.step_rows = q;
         e->step_ctx_cap = c;
     }
     int rc = push(&e->m.step_samples, &e->m.num_step_samples, &e->steps_cap, s);
-    if (rc == PL_OK) e->m.step_context_tokens[n] = context_tokens;
+    if (rc == PL_OK) {
+        e->m.step_context_tokens[n] = context_tokens;
+        e->m.step_rows[n] = rows;
+    }
     return rc;
 }
 
@@ -40,10 +46,12 @@ int pl_eng_metrics_push_gap(pl_engine *e, double s) {
 void pl_eng_metrics_clear(pl_engine *e) {
     double *steps = e->m.step_samples, *gaps = e->m.gap_samples;
     int64_t *ctx = e->m.step_context_tokens;
+    int *rows = e->m.step_rows;
     memset(&e->m, 0, sizeof e->m);
     e->m.step_samples = steps;
     e->m.gap_samples = gaps;
     e->m.step_context_tokens = ctx;
+    e->m.step_rows = rows;
     e->gap_chain = 0;
 }
 

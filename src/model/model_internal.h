@@ -115,6 +115,11 @@ typedef struct pl_backend_ops {
     int (*graph_begin)(void *ctx, uint64_t key);
     int (*graph_cut)(void *ctx);
     int (*graph_end)(void *ctx, int body_rc);
+    /* Optional (NULL: every op has finished when it returns, as on the CPU): waits until all work
+     * enqueued so far has run, and reports what failed on the way. A prefill chunk that ends
+     * inside the prompt reads nothing back, so without this its device time would land in the
+     * next decode step's timer. */
+    int (*finish)(void *ctx, char *err, size_t err_len);
     /* Message of the last failed op that has no err argument (NULL: ops without one never fail). */
     const char *(*last_error)(void *ctx);
 } pl_backend_ops;

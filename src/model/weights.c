@@ -196,6 +196,11 @@ const pl_model_config *pl_model_get_config(const pl_model *m) { return m ? &m->c
 const pl_model_options *pl_model_get_options(const pl_model *m) { return m ? &m->opts : NULL; }
 size_t pl_model_weight_bytes(const pl_model *m) { return m ? m->weight_bytes : 0; }
 
+int pl_model_finish(pl_model *m, char *err, size_t err_len) {
+    if (!m) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_model_finish: model must not be NULL");
+    return m->ops->finish ? m->ops->finish(m->bctx, err, err_len) : PL_OK;
+}
+
 int pl_model_tensor_row(const pl_model *m, int layer, int idx, int r, float *out, char *err, size_t err_len) {
     const pl_model_config *c = &m->cfg;
     int rows, cols;
