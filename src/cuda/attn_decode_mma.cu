@@ -4,10 +4,12 @@
  * instructions per key instead of ~80 on CUDA cores.
  *
  * A work unit is one KV head, one 16-row chunk and one context split of a sequence. A CTA of
- * 4 warps (8 when there are no more units than SMs) takes one unit, or several in a row when
- * there are more units than two CTAs per SM hold (then each warp's stream runs on into the
- * next unit: measured on the H200 1-4% off batch-48 to 128 decode alone at contexts 512-1024,
- * 64x2048 0.8% slower, the batch-48 and 64 steps level). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
+ * 4 warps (8 when there are no more units than SMs) takes one unit, or several when there are
+ * more units than two CTAs per SM hold (then each warp's stream runs on into the next unit:
+ * measured on the H200 1-4% off batch-48 to 128 decode alone at contexts 512-1024, 64x2048
+ * 0.8% slower, the batch-48 and 64 steps level). Those are every grid-th unit, not a run:
+ * a run held consecutive KV heads of one sequence, so the CTAs of a serving batch's longest
+ * contexts set the kernel's end (batch-64 steps at contexts 128-2560 8% faster, at 512 0.6-1%). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
  * through a private 3-stage ring (8 KiB per stage: K and V rows, 16-byte chunks
  * XOR-swizzled for ldmatrix), so warps never wait on each other until the merge of their
  * (max, sum, out) states, which runs lane by lane on the MMA fragments (one round through
@@ -129,12 +131,12 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     if (ROPE)
 #pragma unroll
         for (int j = 0; j < 4; ++j) wq[j] = p.rp.q_norm[lane + 32 * j], wk[j] = p.rp.k_norm[lane + 32 * j];
-    /* this CTA's units, local index k: consecutive (units_per_cta k-th after its first) or, with
+    /* this CTA's u_n units, local index k: a run from blockIdx.x * units_per_cta or, with
      * p.strided, every grid-th from blockIdx.x, so a sequence's units land on different CTAs
      * and each CTA's keys are a sum over several sequences */
     const int u_first = p.strided ? (int)blockIdx.x : (int)blockIdx.x * p.units_per_cta;
     const int u_step = p.strided ? (int)gridDim.x : 1;
-    const int u_end = p.strided ? (p.units - u_first + u_step - 1) / u_step : min(p.units - u_first, p.units_per_cta);
+    const int u_n = p.strided ? (p.units - u_first + u_step - 1) / u_step : min(p.units - u_first, p.units_per_cta);
     auto unit_k = [&](int k) { return unit_at<NW>(p, u_first + k * u_step, warp); };
     const uint16_t *Q = static_cast<const uint16_t *>(p.q);
     const uint16_t *K = static_cast<const uint16_t *>(p.k);
@@ -212,8 +214,8 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     unsigned gi = 0;
     Unit IU = first;
     auto advance = [&]() { /* past the units with no tile for this warp */
-        while (iu < u_end && ij >= IU.my_tiles) {
-            if (++iu < u_end) IU = unit_k(iu);
+        while (iu < u_n && ij >= IU.my_tiles) {
+            if (++iu < u_n) IU = unit_k(iu);
             ij = 0;
         }
     };
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     uint32_t kraw[2] = {0u, 0u}, vraw[2] = {0u, 0u};
     int32_t kpage = -1, kslot = -1;
     auto issue_next = [&]() {
-        if (iu >= u_end) return;
+        if (iu >= u_n) return;
         if (ROPE && holds_new(IU, ij)) {
             if (kv_pend) return;
             const unsigned short *ks = static_cast<const unsigned short *>(p.rp.qkv) + (size_t)IU.b * p.rp.row_stride +
@@ -253,7 +255,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
      * group each) */
     int early = 0;
     if (p.early_kv) {
-        while (early < kStages - 1 && iu < u_end && IU.k_begin + (warp + ij * NW) * kTK + kTK <= IU.ctx - L) {
+        while (early < kStages - 1 && iu < u_n && IU.k_begin + (warp + ij * NW) * kTK + kTK <= IU.ctx - L) {
             issue_next();
             ++early;
             if (!TMA) cp_async_commit();
@@ -322,7 +324,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     const int g = lane >> 2, t4 = lane & 3;
     const int halves = R > 8 ? 2 : 1; /* 8-row halves of a chunk that can hold rows */
     unsigned gc = 0;                   /* tiles computed */
-    for (int cu = 0; cu < u_end; ++cu) {
+    for (int cu = 0; cu < u_n; ++cu) {
         if (ROPE) store_q_rope();
         else
 #pragma unroll
@@ -337,7 +339,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
 #pragma unroll
         for (int ks = 0; ks < 8; ++ks) ldmatrix_x4(sQ + swz(lane & 15, ks * 2 + (lane >> 4)), qa[ks][0], qa[ks][1], qa[ks][2], qa[ks][3]);
         Unit NU = CU;
-        if (cu + 1 < u_end) { /* the next unit's query rows land while this one streams */
+        if (cu + 1 < u_n) { /* the next unit's query rows land while this one streams */
             NU = unit_k(cu + 1);
             if (ROPE) load_q_raw(NU);
             else load_q(NU);
