@@ -200,10 +200,12 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
                 snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, %s%s, splits %d", label, o.decode_units_per_cta,
                          o.decode_copy ? "cp.async" : "AUTO copies", o.decode_early_kv ? ", old keys early" : "", o.num_splits);
                 run_and_compare(p, &d, ref, &o, lab);
-                o.decode_units_order = 1; /* runs of consecutive units (AUTO: every grid-th) */
-                snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA in runs, splits %d", label, o.decode_units_per_cta,
-                         o.num_splits);
-                run_and_compare(p, &d, ref, &o, lab);
+                for (int ord = 1; ord <= 2; ++ord) { /* runs of consecutive units; every grid-th unranked */
+                    o.decode_units_order = ord;
+                    snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, order %d, splits %d", label, o.decode_units_per_cta, ord,
+                             o.num_splits);
+                    run_and_compare(p, &d, ref, &o, lab);
+                }
                 o.decode_units_order = 0;
             } else {
                 snprintf(lab, sizeof lab, "%s: %d units per CTA at %d rows", label, o.decode_units_per_cta,
@@ -305,6 +307,15 @@ static void fixtures(void) {
         for (int b = 0; b < 200; ++b) ctx[b] = b % 9 == 4 ? rint_(1500, 3000) : rint_(0, 40);
         make_prob(&p, PL_BF16, 200, 32, 8, 1, 128, 16, 1, ctx);
         check_all_kernels(&p, "200 unequal sequences", 0);
+        at_free(&p);
+    }
+    /* past the 256 sequences the decode kernel ranks by context: its units every grid-th in
+     * sequence order */
+    {
+        int ctx[300];
+        for (int b = 0; b < 300; ++b) ctx[b] = rint_(0, 60);
+        make_prob(&p, PL_BF16, 300, 32, 8, 1, 128, 16, 1, ctx);
+        check_all_kernels(&p, "300 sequences", 1);
         at_free(&p);
     }
     /* context inside one page; D 32 generic bf16 decode */

@@ -23,7 +23,8 @@
  * its PDL wait (pl_cuda_backend_fullk_proj: mode 0 never, the default; 1 from 57 rows, 2 from 1 row);
  * --fullk-ab alternates modes 1 and 0 in one process
  * --attn-early N: the decode attention reads old keys before its PDL wait (0, default) or after it (1)
- * --attn-order N: the decode attention's units over CTAs (pl_cuda_backend_attn_order: 0 AUTO, every grid-th; 1 runs)
+ * --attn-order N: the decode attention's units over CTAs (pl_cuda_backend_attn_order: 0 AUTO, ranked by context and
+ * paired long with short; 1 runs; 2 every grid-th in sequence order)
  * --context-spread LO: row b of a batch of B starts at context LO + (context - LO) b / (B - 1) (a serving batch's unequal
  * contexts; the roofline counts each row's own)
  * --tile-alone N: past N rows a one-wave tile GEMM keeps one CTA per SM (pl_cuda_backend_tile_alone; 0 never)

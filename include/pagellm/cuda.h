@@ -70,10 +70,13 @@ typedef struct pl_cuda_attn_options {
                                    AUTO (as many as make one wave of two 4-warp CTAs per SM),
                                    1 = one unit per CTA; more than 1 needs 4-warp CTAs and at
                                    most 8 query rows per KV head (PL_ERR_UNSUPPORTED otherwise) */
-    int decode_units_order;     /* DECODE_MMA with several units per CTA: 0 = AUTO (CTA c takes units
-                                   c, c + grid, ...: a sequence's units spread over CTAs, so a
-                                   batch of unequal contexts ends together), 1 = runs of
-                                   consecutive units (a sequence's KV heads on one CTA) */
+    int decode_units_order;     /* DECODE_MMA with several units per CTA: 0 = AUTO (the sequences
+                                   ranked by context, longest first, and CTA c takes the c-th unit
+                                   of every pass of grid units, from the far end on odd passes: a
+                                   long unit comes with a short one, so a batch of unequal contexts
+                                   ends together; up to 256 sequences, else as 2), 1 = runs of
+                                   consecutive units (a sequence's KV heads on one CTA), 2 = every
+                                   grid-th unit in sequence order */
     const struct pl_cuda_attn_rope *rope; /* DECODE_MMA with query_len 1 and at most 16 query heads per
                                    KV head (else PL_ERR_UNSUPPORTED, nothing launched): the kernel
                                    also does the step's q/k RMSNorm + RoPE and K/V append, so no

@@ -202,9 +202,10 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
             p.units_per_cta = (int)((units + resident - 1) / resident);
         /* strided, not runs: with runs a CTA takes consecutive KV heads of one sequence, so in a
          * serving batch (contexts 128-2560) the CTAs of the longest ones set the kernel's end
-         * (batch 64: its CTAs left over 95 us against 17 for equal contexts, PERF.md, thirty-fifth
-         * session) */
-        p.strided = kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && o.decode_units_order != 1;
+         * (batch 64: its CTAs left over 95 us against 17 for equal contexts). Ranked by context
+         * and paired long with short, such a step took 1.24x its roofline, 1.31x strided in
+         * sequence order, 1.38x in runs (PERF.md, thirty-fifth session). */
+        p.strided = kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && o.decode_units_order != 1 ? (o.decode_units_order == 2 ? 1 : 2) : 0;
         if (kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && (p.wide_ctas || R > 8))
             return pl_fail(err, err_len, PL_ERR_UNSUPPORTED,
                            "decode_units_per_cta: %d units per CTA need 4-warp CTAs and at most 8 query rows per KV head (here %d warps, %d rows)",

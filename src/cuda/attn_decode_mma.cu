@@ -9,7 +9,9 @@
  * measured on the H200 1-4% off batch-48 to 128 decode alone at contexts 512-1024, 64x2048
  * 0.8% slower, the batch-48 and 64 steps level). Those are every grid-th unit, not a run:
  * a run held consecutive KV heads of one sequence, so the CTAs of a serving batch's longest
- * contexts set the kernel's end (batch-64 steps at contexts 128-2560 8% faster, at 512 0.6-1%). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
+ * contexts set the kernel's end (batch-64 steps at contexts 128-2560 8% faster, at 512 0.6-1%).
+ * With the sequences ranked by context and every odd pass taken from the far end, a CTA's long
+ * unit comes with a short one (at contexts 128-2560 another 6%). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
  * through a private 3-stage ring (8 KiB per stage: K and V rows, 16-byte chunks
  * XOR-swizzled for ldmatrix), so warps never wait on each other until the merge of their
  * (max, sum, out) states, which runs lane by lane on the MMA fragments (one round through
@@ -79,7 +81,11 @@ struct Unit {
     int b, kvh, r0, split, ctx, k_begin, k_stop, my_tiles;
 };
 
-template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, int u, int warp) {
+/* Sequences ranked by context for p.strided == 2 (at most this many; past it, order 1). */
+constexpr int kSortMax = 256;
+
+/* order: the sequence of each rank (longest context first), or NULL for sequence order */
+template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, int u, int warp, const int *order) {
     Unit U;
     const int G = p.group, L = p.query_len, R = G * L, chunks = (R + kRows - 1) / kRows;
     U.split = u % p.splits;
@@ -87,7 +93,7 @@ template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, 
     U.r0 = (t % chunks) * kRows;
     t /= chunks;
     U.kvh = t % p.num_kv_heads;
-    U.b = t / p.num_kv_heads;
+    U.b = order ? order[t / p.num_kv_heads] : t / p.num_kv_heads;
     U.ctx = p.context_lens[U.b];
     /* visible range of the chunk's rows */
     const int lmax = (min(U.r0 + kRows, R) - 1) / G;
@@ -136,8 +142,29 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
      * and each CTA's keys are a sum over several sequences */
     const int u_first = p.strided ? (int)blockIdx.x : (int)blockIdx.x * p.units_per_cta;
     const int u_step = p.strided ? (int)gridDim.x : 1;
-    const int u_n = p.strided ? (p.units - u_first + u_step - 1) / u_step : min(p.units - u_first, p.units_per_cta);
-    auto unit_k = [&](int k) { return unit_at<NW>(p, u_first + k * u_step, warp); };
+    /* p.strided == 2: units in sequences of falling context, the odd passes over the grid run
+     * backwards, so a CTA's longest unit comes with one of the shortest (each pass is a
+     * permutation of its grid units; only the last may hold units past p.units) */
+    __shared__ int s_order[kSortMax];
+    const bool ranked = p.strided == 2 && p.batch <= kSortMax;
+    if (ranked) { /* every CTA ranks the same contexts alike (ties by sequence) */
+        for (int b = threadIdx.x; b < p.batch; b += NW * 32) {
+            const int cb = p.context_lens[b];
+            int r = 0;
+            for (int j = 0; j < p.batch; ++j) {
+                const int cj = p.context_lens[j];
+                r += cj > cb || (cj == cb && j < b);
+            }
+            s_order[r] = b;
+        }
+        __syncthreads();
+    }
+    auto unit_idx = [&](int k) {
+        return ranked && (k & 1) ? k * u_step + (u_step - 1 - u_first) : u_first + k * u_step;
+    };
+    int u_n = p.strided ? p.units / u_step : min(p.units - u_first, p.units_per_cta);
+    if (p.strided && unit_idx(u_n) < p.units) ++u_n; /* the last, partial pass */
+    auto unit_k = [&](int k) { return unit_at<NW>(p, unit_idx(k), warp, ranked ? s_order : nullptr); };
     const uint16_t *Q = static_cast<const uint16_t *>(p.q);
     const uint16_t *K = static_cast<const uint16_t *>(p.k);
     const uint16_t *V = static_cast<const uint16_t *>(p.v);

@@ -2539,7 +2539,7 @@ void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
     if (b) b->attn_units = units > 0 ? units : 0;
 }
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order) {
-    if (b) b->attn_order = order == 1 ? 1 : 0;
+    if (b) b->attn_order = order == 1 || order == 2 ? order : 0;
 }
 
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {

@@ -128,7 +128,8 @@ void pl_cuda_backend_mlp_pre(pl_cuda_backend *b, int n);
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
 /* Benchmark hook: the order of those units over CTAs (pl_cuda_attn_options.decode_units_order;
- * 0 AUTO, every grid-th unit; 1 runs of consecutive units, as before the thirty-fifth session). */
+ * 0 AUTO, ranked by context and paired long with short; 1 runs of consecutive units, as before
+ * the thirty-fifth session; 2 every grid-th unit in sequence order). */
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
