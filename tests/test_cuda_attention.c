@@ -309,8 +309,8 @@ static void fixtures(void) {
         check_all_kernels(&p, "200 unequal sequences", 0);
         at_free(&p);
     }
-    /* past the 256 sequences the decode kernel ranks by context: its units every grid-th in
-     * sequence order */
+    /* past 256 sequences the decode kernel no longer ranks them by context: its units go every
+     * grid-th in sequence order */
     {
         int ctx[300];
         for (int b = 0; b < 300; ++b) ctx[b] = rint_(0, 60);

@@ -81,7 +81,8 @@ struct Unit {
     int b, kvh, r0, split, ctx, k_begin, k_stop, my_tiles;
 };
 
-/* Sequences ranked by context for p.strided == 2 (at most this many; past it, order 1). */
+/* Sequences ranked by context for p.strided == 2 (at most this many; past it, every grid-th unit
+ * in sequence order). Every CTA ranks them itself, O(batch^2) cached loads before its PDL wait. */
 constexpr int kSortMax = 256;
 
 /* order: the sequence of each rank (longest context first), or NULL for sequence order */
