@@ -216,6 +216,14 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
             o.decode_early_kv = 0;
             o.decode_copy = 0;
             o.mma_warps = 0;
+            /* the split count from the step's own contexts (host_context_lens, 4-warp CTAs):
+             * whatever count it picks, the reference's outputs */
+            o.host_context_lens = p->ctx;
+            o.decode_early_kv = 1;
+            snprintf(lab, sizeof lab, "%s/decode-mma splits from the contexts", label);
+            run_and_compare(p, &d, ref, &o, lab);
+            o.host_context_lens = NULL;
+            o.decode_early_kv = 0;
             /* the fused q/k norm + RoPE + K/V append (test_cuda_backend runs it): one query row
              * and at most 16 query heads per KV head, else refused by name; its arrays must be
              * set, and the check launches nothing */
@@ -531,6 +539,45 @@ static void graph_capture(void) {
     at_free(&p);
 }
 
+/* pl_cuda_attn_options.host_context_lens picks the split count from the contexts, read off the
+ * workspace it asks for (shapes and host memory only, nothing launched): a batch-4 Qwen3-4B decode
+ * step (32 heads, 8 KV heads, 128-token pages, an 8-page table, 4-warp CTAs) on an H200-sized GPU
+ * (128-159 SMs) takes 6 splits of 192 keys at contexts of 640 (128 units that hold keys), where the
+ * shape heuristic takes 8 of 128 (192 such units); 8 at 256 and at 0; batch 16 keeps the
+ * heuristic's count (no count of at most 256 keys fits one wave there). */
+static void split_rule(void) {
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    static int32_t dummy[64];
+    for (int B = 4; B <= 16; B += 12) {
+        pl_paged_attention_args a;
+        memset(&a, 0, sizeof a);
+        a.dtype = PL_BF16, a.batch = B, a.num_heads = 32, a.num_kv_heads = 8, a.query_len = 1, a.head_dim = 128;
+        a.page_size = 128, a.max_pages = 8, a.num_pages = 256, a.causal = 1, a.schedule = PL_ATTN_AUTO;
+        a.query = a.key_pages = a.value_pages = a.out = dummy;
+        a.block_table = a.context_lens = dummy;
+        pl_cuda_attn_options o;
+        memset(&o, 0, sizeof o);
+        o.kernel = PL_CUDA_ATTN_DECODE_MMA;
+        o.decode_early_kv = 1; /* 4-warp CTAs */
+        const size_t per_split = (size_t)B * 32 * (128 + 2) * sizeof(float), heur = pl_cuda_attn_workspace_bytes(&a, &o);
+        int32_t ctx[16];
+        const int lens[3] = {640, 256, 0};
+        for (int i = 0; i < 3; ++i) {
+            for (int b = 0; b < B; ++b) ctx[b] = lens[i];
+            o.host_context_lens = ctx;
+            const size_t ws = pl_cuda_attn_workspace_bytes(&a, &o);
+            CHECK_MSG(ws > 0 && ws % per_split == 0, "split rule: batch %d, contexts %d: workspace %zu bytes", B, lens[i], ws);
+            if (B == 16) CHECK_MSG(ws == heur, "split rule: batch 16, contexts %d: %zu splits, want the heuristic's %zu", lens[i], ws / per_split, heur / per_split);
+            else if (sms >= 128 && sms < 160) {
+                const size_t want = lens[i] == 640 ? 6 : 8;
+                CHECK_MSG(ws == want * per_split && heur == 8 * per_split, "split rule: batch 4, contexts %d: %zu splits (heuristic %zu), want %zu (8)",
+                          lens[i], ws / per_split, heur / per_split, want);
+            }
+        }
+    }
+}
+
 int main(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -544,6 +591,7 @@ int main(void) {
     pl_mt_seed(&rng, 20260611);
     fixtures();
     invalid_metadata();
+    split_rule();
     kv_append();
     graph_capture();
     randomized(iters);

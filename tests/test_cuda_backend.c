@@ -994,9 +994,12 @@ static void test_attention_gemm(pair *p) {
         from_act(PL_BF16, cy, (size_t)M * N, cf);
         from_act(PL_BF16, co, (size_t)M * K, caf);
         static const int splits[] = {0, 3, 8};
-        for (int si = 0; si < 6; si++) { /* old keys read before the PDL wait (default), then after it */
-            pl_cuda_backend_attn_splits(p->g, splits[si % 3]);
-            pl_cuda_backend_attn_early(p->g, si / 3);
+        for (int si = 0; si < 7; si++) {
+            /* old keys read before the PDL wait (default), then after it; last, the heuristic's
+             * splits chosen from the step's contexts (pl_cuda_backend_attn_split_rule) */
+            pl_cuda_backend_attn_splits(p->g, si < 6 ? splits[si % 3] : 0);
+            pl_cuda_backend_attn_early(p->g, si == 3 || si == 4 || si == 5);
+            pl_cuda_backend_attn_split_rule(p->g, si == 6);
             CHECK(cudaMemsetAsync(dout, 0xff, (size_t)M * K * 2, p->st) == cudaSuccess); /* NaN */
             CHECK_OK(p->go->paged_attention(p->g, &ga, err, sizeof err), err);
             CHECK_OK(p->go->matmul(p->g, dout, M, gw, dy, 0, err, sizeof err), err);
@@ -1004,8 +1007,8 @@ static void test_attention_gemm(pair *p) {
             down(p, go, dout, (size_t)M * K * 2);
             from_act(PL_BF16, gy, (size_t)M * N, gf);
             from_act(PL_BF16, go, (size_t)M * K, gaf);
-            char what[96];
-            const char *when = si < 3 ? "old keys early" : "old keys after the wait";
+            char what[128];
+            const char *when = si < 3 ? "old keys early" : si < 6 ? "old keys after the wait" : "splits from the contexts";
             snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d, %s: attention", M, splits[si % 3], when);
             cmp(what, gaf, caf, (size_t)M * K, 2e-2, 1e-2);
             snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d, %s: matmul", M, splits[si % 3], when);
@@ -1013,6 +1016,7 @@ static void test_attention_gemm(pair *p) {
         }
         pl_cuda_backend_attn_splits(p->g, 0);
         pl_cuda_backend_attn_early(p->g, 0);
+        pl_cuda_backend_attn_split_rule(p->g, 0);
         p->go->free(p->g, dout), p->go->free(p->g, dy), p->go->free(p->g, dq);
         free(q), free(qa), free(co), free(go), free(cy), free(gy), free(cf), free(gf), free(caf), free(gaf), free(bt);
         for (int s = 0; s < M; s++) {

@@ -14,7 +14,7 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab] [--fullk-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-order N] [--context-spread LO] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-split-rule N] [--attn-order N] [--context-spread LO] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
@@ -27,6 +27,8 @@
  * paired long with short; 1 runs; 2 every grid-th in sequence order)
  * --context-spread LO: row b of a batch of B starts at context LO + (context - LO) b / (B - 1) (a serving batch's unequal
  * contexts; the roofline counts each row's own)
+ * --attn-split-rule N: the decode attention's split count from the shapes (0, the default) or from the step's contexts
+ * (1; pl_cuda_backend_attn_split_rule)
  * --tile-ctas N: the tile GEMM's K split aims at N CTAs per SM for the whole run (pl_cuda_backend_tune_tile; 0 the
  * default: 2 up to 16 rows, 1 past)
  * --tile-alone N: past N rows a one-wave tile GEMM keeps one CTA per SM (pl_cuda_backend_tile_alone; 0 never)
@@ -235,7 +237,7 @@ int main(int argc, char **argv) {
     long long ctx_sum[16] = {0}; /* each batch's contexts at the start, summed */
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_order = 0, set_tile_ctas = 0, spread = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_order = 0, set_tile_ctas = 0, set_split_rule = 0, spread = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -266,6 +268,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--context-spread") && i + 1 < argc) spread = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-order") && i + 1 < argc) set_order = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-ctas") && i + 1 < argc) set_tile_ctas = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--attn-split-rule") && i + 1 < argc) set_split_rule = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp-pre") && i + 1 < argc) set_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);
@@ -323,6 +326,7 @@ int main(int argc, char **argv) {
     pl_cuda_backend_attn_early(m->bctx, set_attn_early);
     pl_cuda_backend_attn_order(m->bctx, set_order);
     if (set_tile_ctas > 0) pl_cuda_backend_tune_tile(m->bctx, set_tile_ctas, 0, 0);
+    pl_cuda_backend_attn_split_rule(m->bctx, set_split_rule);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;

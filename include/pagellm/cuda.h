@@ -77,6 +77,11 @@ typedef struct pl_cuda_attn_options {
                                    ends together; up to 256 sequences, else as 2), 1 = runs of
                                    consecutive units (a sequence's KV heads on one CTA), 2 = every
                                    grid-th unit in sequence order */
+    const int32_t *host_context_lens; /* optional: args->context_lens in host memory. DECODE_MMA with
+                                   4-warp CTAs and num_splits 0 then splits by the contexts: the
+                                   most splits of at most 256 keys whose units holding keys are no
+                                   more than the SMs (else the shape heuristic); read by the host
+                                   only, so the split count follows the contexts from call to call */
     const struct pl_cuda_attn_rope *rope; /* DECODE_MMA with query_len 1 and at most 16 query heads per
                                    KV head (else PL_ERR_UNSUPPORTED, nothing launched): the kernel
                                    also does the step's q/k RMSNorm + RoPE and K/V append, so no

@@ -163,6 +163,25 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         if (kern == PL_CUDA_ATTN_DECODE_MMA && (o.mma_warps == 8 || (o.mma_warps != 4 && base <= wide_max))) p.wide_ctas = 1;
         const long long resident = sms * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : p.wide_ctas ? 1 : 2);
         long long splits = o.num_splits;
+        if (splits <= 0 && o.host_context_lens && kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas) {
+            /* the step's own contexts (opt-in): the most splits of at most 256 keys, in one wave,
+             * whose units that hold keys are no more than the SMs. Measured in Qwen3-4B decode
+             * steps on the H200 (thirty-sixth session): at batch 4 the shape heuristic's 8 splits
+             * of 128 keys left 160-256 such CTAs at contexts 512-900 and took 2-5% longer than 4-6
+             * splits; a rule from the table's width alone lost at short contexts. */
+            const long long smax = (max_ctx + 127) / 128, upr = base / a->batch; /* units per split of a sequence */
+            for (long long s = smax < 256 ? smax : 256; s >= 1 && splits <= 0; --s) {
+                const long long ch = ((max_ctx + s - 1) / s + 63) / 64 * 64;
+                if (ch > 256) break; /* fewer splits only lengthen them */
+                if (base * ((max_ctx + ch - 1) / ch) > resident) continue; /* past one wave */
+                long long keyed = 0;
+                for (int b = 0; b < a->batch; ++b) {
+                    const long long c = o.host_context_lens[b] > 0 ? o.host_context_lens[b] : 0;
+                    keyed += upr * (((c < max_ctx ? c : max_ctx) + ch - 1) / ch);
+                }
+                if (keyed <= sms) splits = s;
+            }
+        }
         if (splits <= 0) {
             /* fewest waves x keys per CTA, at least 128 keys per split, a small cost per split */
             const long long smax = (max_ctx + 127) / 128;

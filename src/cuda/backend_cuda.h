@@ -131,6 +131,10 @@ void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
  * 0 AUTO, ranked by context and paired long with short; 1 runs of consecutive units, as before
  * the thirty-fifth session; 2 every grid-th unit in sequence order). */
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order);
+/* Benchmark hook: how the decode attention picks its context splits (0 the default, from the
+ * shapes; 1 from the step's contexts, pl_cuda_attn_options.host_context_lens: a changed count
+ * changes the step's graph signature, so the graph is recorded again). */
+void pl_cuda_backend_attn_split_rule(pl_cuda_backend *b, int rule);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
  * tiles of 64 per split). */
