@@ -108,7 +108,7 @@ int pl_cmd_bench_model(int argc, char **argv) {
         fprintf(stderr, "pagellm: --shape: %s\n", err);
         goto bad;
     }
-    pl_model_options o = {f32 ? PL_F32 : PL_BF16, PL_DEVICE_CPU, threads, 1};
+    pl_model_options o = {f32 ? PL_F32 : PL_BF16, PL_DEVICE_CPU, threads, 1, 0};
     pl_model *m = NULL;
     double t0 = pl_now_seconds();
     int rc = dir ? pl_model_load(dir, &o, &m, err, sizeof err)

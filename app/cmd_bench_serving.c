@@ -44,6 +44,7 @@ typedef struct bench_opts {
     double child_budget_mib;
     double kv_fraction; /* --kv-budget-fraction: a CUDA engine's capped pool, share of free memory */
     double ceiling_gbps; /* the parent's CPU read ceiling, for the per-step roofline (0: none) */
+    int attn_splits_ctx; /* --cuda-attn-splits contexts: the decode attention's splits from each step's contexts */
 } bench_opts;
 
 static void usage(FILE *f) {
@@ -88,6 +89,9 @@ static void usage(FILE *f) {
             "  --kv-budget-fraction F  --device cuda: the paged modes' page pools take this share of\n"
             "                        the free device memory (after weights, less 2 GiB), allocated up\n"
             "                        front (default 0.85); --kv-budget-mib runs a fixed-budget sweep\n"
+            "  --cuda-attn-splits shapes|contexts  --device cuda: the decode attention's context\n"
+            "                        splits from the batch's shapes (default) or from each step's own\n"
+            "                        contexts (pl_model_options.cuda_attn_splits; being measured)\n"
             "  --omp-wait-policy P   OMP_WAIT_POLICY of the measured processes: passive, active or\n"
             "                        env (keep the environment's); default passive, because spinning\n"
             "                        OpenMP threads collapse throughput on a shared machine; an\n"
@@ -168,7 +172,7 @@ static int parse_budgets(const char *v, bench_opts *o) {
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
     *o = (bench_opts){16, 4, 128, 1024, 32, 128, 128, 1, 4, 128, 0, 0, 3, {PL_KV_DENSE, PL_KV_PAGED_GATHER, PL_KV_PAGED},
-                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0, 0.0, 0.0};
+                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0, 0.0, 0.0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
 #define INTFLAG(name, field, lo, hi)                                              \
@@ -252,6 +256,16 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             if (!(v = pl_cli_value(argc, argv, &i, "--cooldown-seconds")) || pl_cli_float("--cooldown-seconds", v, 0, 3600, &f))
                 return 2;
             o->cooldown = f;
+            continue;
+        }
+        if (pl_cli_is(a, "--cuda-attn-splits")) {
+            if (!(v = pl_cli_value(argc, argv, &i, "--cuda-attn-splits"))) return 2;
+            if (!strcmp(v, "shapes")) o->attn_splits_ctx = 0;
+            else if (!strcmp(v, "contexts")) o->attn_splits_ctx = 1;
+            else {
+                fprintf(stderr, "pagellm: --cuda-attn-splits: expected shapes or contexts, got '%s'\n", v);
+                return 2;
+            }
             continue;
         }
         if (pl_cli_is(a, "--dtype")) {
@@ -364,6 +378,7 @@ static int load_model(const bench_opts *o, pl_model **model, char *err, size_t e
     mo.act_dtype = o->dtype;
     mo.device = strcmp(o->device, "cuda") ? PL_DEVICE_CPU : PL_DEVICE_CUDA;
     mo.num_threads = o->threads;
+    mo.cuda_attn_splits = o->attn_splits_ctx;
     if (o->model_dir) return pl_model_load(o->model_dir, &mo, model, err, err_len);
     return pl_model_create_synthetic(o->shape, o->model_seed, &mo, model, err, err_len);
 }
@@ -643,6 +658,10 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
         args[n++] = "--kv-budget-fraction";
         args[n++] = kf;
     }
+    if (o->attn_splits_ctx) {
+        args[n++] = "--cuda-attn-splits";
+        args[n++] = "contexts";
+    }
     args[n++] = "--ceiling-gbps";
     args[n++] = cg;
     if (o->model_dir) {
@@ -861,6 +880,7 @@ static void json_config(pl_json_writer *w, const bench_opts *o, const pl_trace *
     }
     pl_json_key(w, "dtype"); pl_json_string(w, o->dtype == PL_F32 ? "f32" : "bf16");
     pl_json_key(w, "device"); pl_json_string(w, o->device);
+    pl_json_key(w, "cuda_attn_splits"); pl_json_string(w, o->attn_splits_ctx ? "contexts" : "shapes");
     pl_json_key(w, "num_seqs"); pl_json_int(w, t->num_requests);
     pl_json_key(w, "min_input_len"); pl_json_int(w, o->min_in);
     pl_json_key(w, "max_input_len"); pl_json_int(w, o->max_in);

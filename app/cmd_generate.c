@@ -163,7 +163,7 @@ int pl_cmd_generate(int argc, char **argv) {
         goto fail;
     }
 
-    pl_model_options o = {f32 ? PL_F32 : PL_BF16, device, threads, dir ? 1 : 0};
+    pl_model_options o = {f32 ? PL_F32 : PL_BF16, device, threads, dir ? 1 : 0, 0};
     double t_load = pl_now_seconds();
     if (dir ? pl_model_load(dir, &o, &m, err, sizeof err)
             : pl_model_create_synthetic(shape, model_seed, &o, &m, err, sizeof err))

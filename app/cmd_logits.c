@@ -74,7 +74,7 @@ int pl_cmd_logits(int argc, char **argv) {
         goto bad;
     }
     char err[512];
-    pl_model_options o = {f32 ? PL_F32 : PL_BF16, device, threads, 1};
+    pl_model_options o = {f32 ? PL_F32 : PL_BF16, device, threads, 1, 0};
     pl_model *m = NULL;
     if (pl_model_load(dir, &o, &m, err, sizeof err)) {
         fprintf(stderr, "pagellm: logits: %s\n", err);

@@ -51,7 +51,7 @@ int pl_cmd_make_model(int argc, char **argv) {
         fprintf(stderr, "pagellm: --shape: %s\n", err);
         return 2;
     }
-    pl_model_options o = {PL_BF16, PL_DEVICE_CPU, threads, 0};
+    pl_model_options o = {PL_BF16, PL_DEVICE_CPU, threads, 0, 0};
     pl_model *m = NULL;
     if (pl_model_create_synthetic(shape, seed, &o, &m, err, sizeof err) || pl_model_save(m, out, err, sizeof err)) {
         fprintf(stderr, "pagellm: make-model: %s\n", err);

@@ -69,7 +69,7 @@ static void gt_check_model(const char *root, const char *name, golden_seq *seqs,
                            pl_device device) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/tests/golden/%s", root, name);
-    pl_model_options o = {dt, device, 2, 0};
+    pl_model_options o = {dt, device, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_load(dir, &o, &m, gt_err, sizeof gt_err), gt_err);
     if (!m) return;

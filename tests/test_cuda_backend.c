@@ -42,7 +42,7 @@ static int no_gpu_checks(const char *want) {
     int pages = 0, bad = 0;
     if (pack_checks()) bad |= 16;
     pl_model *m = NULL;
-    pl_model_options o = {PL_BF16, PL_DEVICE_CUDA, 1, 0};
+    pl_model_options o = {PL_BF16, PL_DEVICE_CUDA, 1, 0, 0};
     if (pl_cuda_device_check(e, sizeof e) != PL_ERR_UNSUPPORTED || !strstr(e, want)) bad |= 1;
     if (pl_model_create_synthetic("tiny", 1, &o, &m, e, sizeof e) != PL_ERR_UNSUPPORTED || m || !strstr(e, want)) bad |= 2;
     if (pl_cuda_kv_budget_pages(1 << 20, 64, 0, 0, &pages, e, sizeof e) != PL_OK || pages != 64) bad |= 4; /* MiB: no device */

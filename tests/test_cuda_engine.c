@@ -34,7 +34,7 @@ static char err[512];
 static const char *mode_name(int mode) { return pl_kv_mode_name((pl_kv_mode)mode); }
 
 static pl_model *make_model(const char *shape, uint64_t seed, pl_dtype dt, pl_device dev) {
-    pl_model_options o = {dt, dev, 2, 0};
+    pl_model_options o = {dt, dev, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, seed, &o, &m, err, sizeof err), err);
     return m;

@@ -30,8 +30,8 @@ static char err[512];
 
 static void synthetic_pair(const char *shape, int threads, int prefill, int decode_steps, double min_agree) {
     /* the CPU bf16 path runs beside them: the GPU must agree with f32 as well as it does */
-    pl_model_options oc = {PL_F32, PL_DEVICE_CPU, threads, 0}, og = {PL_BF16, PL_DEVICE_CUDA, threads, 0};
-    pl_model_options ob = {PL_BF16, PL_DEVICE_CPU, threads, 0};
+    pl_model_options oc = {PL_F32, PL_DEVICE_CPU, threads, 0, 0}, og = {PL_BF16, PL_DEVICE_CUDA, threads, 0, 0};
+    pl_model_options ob = {PL_BF16, PL_DEVICE_CPU, threads, 0, 0};
     pl_model *mc = NULL, *mg = NULL, *mb = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 3, &oc, &mc, err, sizeof err), err);
     CHECK_OK(pl_model_create_synthetic(shape, 3, &og, &mg, err, sizeof err), err);
@@ -131,7 +131,7 @@ static void synthetic_pair(const char *shape, int threads, int prefill, int deco
  * step is captured in (a growth past the first cut leaves the step's first segments launched
  * before its eager redo). */
 static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
-    pl_model_options og = {dt, PL_DEVICE_CUDA, 2, 0};
+    pl_model_options og = {dt, PL_DEVICE_CUDA, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 7, &og, &m, err, sizeof err), err);
     if (!m) return;
@@ -219,7 +219,7 @@ static void fused_variant(pl_cuda_backend *be, int kind, int v) {
 }
 
 static void fused_mlp_model(const char *shape, int kind) {
-    pl_model_options og = {PL_BF16, PL_DEVICE_CUDA, 2, 0};
+    pl_model_options og = {PL_BF16, PL_DEVICE_CUDA, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 11, &og, &m, err, sizeof err), err);
     if (!m) return;
@@ -287,7 +287,7 @@ static void fused_mlp_model(const char *shape, int kind) {
  * pl_model_finish must leave the backend's stream idle (the engine stops its prefill clock after
  * it), and the chunk's K/V must be those a chunk with the head leaves. */
 static void headless_chunk_finish(const char *shape) {
-    pl_model_options og = {PL_BF16, PL_DEVICE_CUDA, 2, 0};
+    pl_model_options og = {PL_BF16, PL_DEVICE_CUDA, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 11, &og, &m, err, sizeof err), err);
     if (!m) return;

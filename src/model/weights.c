@@ -114,7 +114,7 @@ int pl_model_build(const pl_model_config *cfg, const pl_model_options *opts, pl_
     if (!cfg || !get || !out) return pl_fail(err, err_len, PL_ERR_INVALID, "pl_model_build: NULL argument");
     int rc = pl_config_validate(cfg, err, err_len);
     if (rc) return rc;
-    pl_model_options o = {PL_BF16, PL_DEVICE_CPU, 0, 0};
+    pl_model_options o = {PL_BF16, PL_DEVICE_CPU, 0, 0, 0};
     if (opts) o = *opts;
     if (o.act_dtype != PL_BF16 && o.act_dtype != PL_F32)
         return pl_fail(err, err_len, PL_ERR_INVALID, "opts.act_dtype: %d is neither PL_BF16 nor PL_F32", (int)o.act_dtype);
@@ -123,6 +123,9 @@ int pl_model_build(const pl_model_config *cfg, const pl_model_options *opts, pl_
                        (int)o.device);
     if (o.num_threads < 0)
         return pl_fail(err, err_len, PL_ERR_INVALID, "opts.num_threads: %d must be >= 0", o.num_threads);
+    if (o.cuda_attn_splits != 0 && o.cuda_attn_splits != 1)
+        return pl_fail(err, err_len, PL_ERR_INVALID, "opts.cuda_attn_splits: %d is neither 0 (from the shapes) nor 1 (from the contexts)",
+                       o.cuda_attn_splits);
     if (o.num_threads == 0) o.num_threads = omp_get_num_procs();
     /* The bar is for checkpoints that take a while: over ~100M parameters. */
     double params = (double)cfg->vocab_size * cfg->hidden_size +
@@ -143,6 +146,7 @@ int pl_model_build(const pl_model_config *cfg, const pl_model_options *opts, pl_
             free(m);
             return rc;
         }
+        pl_cuda_backend_attn_split_rule(cb, o.cuda_attn_splits);
         m->ops = pl_cuda_backend_ops();
         m->bctx = cb;
     }
