@@ -548,7 +548,7 @@ static void graph_capture(void) {
 static void split_rule(void) {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    static int32_t dummy[64];
+    static _Alignas(16) int32_t dummy[64]; /* pointers only, 16-byte aligned as the MMA kernels need */
     for (int B = 4; B <= 16; B += 12) {
         pl_paged_attention_args a;
         memset(&a, 0, sizeof a);
