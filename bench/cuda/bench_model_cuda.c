@@ -325,7 +325,7 @@ int main(int argc, char **argv) {
     pl_cuda_backend_tile_alone(m->bctx, set_tile_alone);
     pl_cuda_backend_attn_early(m->bctx, set_attn_early);
     pl_cuda_backend_attn_order(m->bctx, set_order);
-    if (set_tile_ctas > 0) pl_cuda_backend_tune_tile(m->bctx, set_tile_ctas, 0, 0);
+    pl_cuda_backend_tune_tile(m->bctx, set_tile_ctas, 0, 0);
     pl_cuda_backend_attn_split_rule(m->bctx, set_split_rule);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
@@ -421,7 +421,7 @@ int main(int argc, char **argv) {
                 printf("tile split sweep: batch %d, %d CTAs/SM, <= %d splits, >= %d k tiles: step %.3f ms\n", B, sweep[cfg][0],
                        sweep[cfg][1], sweep[cfg][2], med * 1e3);
         }
-        pl_cuda_backend_tune_tile(m->bctx, set_tile_ctas > 0 ? set_tile_ctas : 0, 0, 0);
+        pl_cuda_backend_tune_tile(m->bctx, set_tile_ctas, 0, 0); /* back to the run's setting */
         /* --attn-split-sweep: context splits of the decode attention (0: the heuristic) */
         static const int asw[] = {0, 1, 2, 3, 4, 6, 8, 12, 16};
         for (int cfg = 0; attn_sweep && cfg < (int)(sizeof asw / sizeof asw[0]) && !rc; cfg++) {

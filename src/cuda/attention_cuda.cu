@@ -163,15 +163,18 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         if (kern == PL_CUDA_ATTN_DECODE_MMA && (o.mma_warps == 8 || (o.mma_warps != 4 && base <= wide_max))) p.wide_ctas = 1;
         const long long resident = sms * (kern == PL_CUDA_ATTN_VECTOR && rows < 8 ? 3 : p.wide_ctas ? 1 : 2);
         long long splits = o.num_splits;
+        /* keys per split of s splits over the table (a multiple of 64), and the most splits of at least 128 */
+        auto chunk_of = [max_ctx](long long s) { return ((max_ctx + s - 1) / s + 63) / 64 * 64; };
+        const long long smax = (max_ctx + 127) / 128;
         if (splits <= 0 && o.host_context_lens && kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas) {
             /* the step's own contexts (opt-in): the most splits of at most 256 keys, in one wave,
              * whose units that hold keys are no more than the SMs. Measured in Qwen3-4B decode
              * steps on the H200 (thirty-sixth session): at batch 4 the shape heuristic's 8 splits
              * of 128 keys left 160-256 such CTAs at contexts 512-900 and took 2-5% longer than 4-6
              * splits; a rule from the table's width alone lost at short contexts. */
-            const long long smax = (max_ctx + 127) / 128, upr = base / a->batch; /* units per split of a sequence */
+            const long long upr = base / a->batch; /* units per split of a sequence */
             for (long long s = smax < 256 ? smax : 256; s >= 1 && splits <= 0; --s) {
-                const long long ch = ((max_ctx + s - 1) / s + 63) / 64 * 64;
+                const long long ch = chunk_of(s);
                 if (ch > 256) break; /* fewer splits only lengthen them */
                 if (base * ((max_ctx + ch - 1) / ch) > resident) continue; /* past one wave */
                 long long keyed = 0;
@@ -184,10 +187,9 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         }
         if (splits <= 0) {
             /* fewest waves x keys per CTA, at least 128 keys per split, a small cost per split */
-            const long long smax = (max_ctx + 127) / 128;
             long long best = 1, best_cost = -1;
             for (long long s = 1; s <= smax && s <= 256; ++s) {
-                const long long ch = ((max_ctx + s - 1) / s + 63) / 64 * 64;
+                const long long ch = chunk_of(s);
                 const long long waves = (base * s + resident - 1) / resident;
                 const long long cost = waves * (ch + 96) + 2 * s;
                 if (best_cost < 0 || cost < best_cost) {
@@ -199,8 +201,7 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         }
         if (splits < 1) splits = 1;
         if (splits > 65535) splits = 65535;
-        long long chunk = (max_ctx + splits - 1) / splits;
-        chunk = (chunk + 63) / 64 * 64;
+        const long long chunk = chunk_of(splits);
         splits = (max_ctx + chunk - 1) / chunk;
         if (splits < 1) splits = 1;
         p.splits = (int)splits;
