@@ -41,10 +41,11 @@ typedef struct bench_opts {
     double budgets_mib[MAX_BUDGETS];
     /* hidden, for the child process */
     const char *single_run, *result_file;
+    const char *steps_csv; /* --steps-csv: the parent's prefix; a child's own file */
     double child_budget_mib;
     double kv_fraction; /* --kv-budget-fraction: a CUDA engine's capped pool, share of free memory */
     double ceiling_gbps; /* the parent's CPU read ceiling, for the per-step roofline (0: none) */
-    int attn_splits_ctx; /* --cuda-attn-splits contexts: the decode attention's splits from each step's contexts */
+    int attn_splits_shapes; /* --cuda-attn-splits shapes: the decode attention's splits from the shapes alone */
 } bench_opts;
 
 static void usage(FILE *f) {
@@ -89,9 +90,9 @@ static void usage(FILE *f) {
             "  --kv-budget-fraction F  --device cuda: the paged modes' page pools take this share of\n"
             "                        the free device memory (after weights, less 2 GiB), allocated up\n"
             "                        front (default 0.85); --kv-budget-mib runs a fixed-budget sweep\n"
-            "  --cuda-attn-splits shapes|contexts  --device cuda: the decode attention's context\n"
-            "                        splits from the batch's shapes (default) or from each step's own\n"
-            "                        contexts (pl_model_options.cuda_attn_splits; being measured)\n"
+            "  --cuda-attn-splits contexts|shapes  --device cuda: the decode attention's context\n"
+            "                        splits from each step's own contexts (default) or from the\n"
+            "                        batch's shapes alone (pl_model_options.cuda_attn_splits)\n"
             "  --omp-wait-policy P   OMP_WAIT_POLICY of the measured processes: passive, active or\n"
             "                        env (keep the environment's); default passive, because spinning\n"
             "                        OpenMP threads collapse throughput on a shared machine; an\n"
@@ -102,6 +103,9 @@ static void usage(FILE *f) {
             "  --repeats N           measured processes per mode (default 4; even when comparing)\n"
             "  --cooldown-seconds S  pause between processes (default 0)\n"
             "  --json-output FILE    configuration, hardware, trace, samples, medians (default none)\n"
+            "  --steps-csv PREFIX    each measured process writes its decode steps to\n"
+            "                        PREFIX.MODE.REPEAT.csv: rows, context tokens, ms, roofline ms and\n"
+            "                        their ratio (default none; not in --kv-budget-mib sweeps)\n"
             "  --plot FILE.svg       SVG bar chart of the comparison or sweep (default none)\n"
             "  -h, --help            this text\n"
             "\n"
@@ -172,7 +176,7 @@ static int parse_budgets(const char *v, bench_opts *o) {
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
     *o = (bench_opts){16, 4, 128, 1024, 32, 128, 128, 1, 4, 128, 0, 0, 3, {PL_KV_DENSE, PL_KV_PAGED_GATHER, PL_KV_PAGED},
-                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, 0.0, 0.0, 0.0, 0};
+                      NULL, "serve", NULL, NULL, NULL, NULL, "cpu", "passive", PL_BF16, 0, 0.0, 0, {0}, NULL, NULL, NULL, 0.0, 0.0, 0.0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
 #define INTFLAG(name, field, lo, hi)                                              \
@@ -212,6 +216,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         STRFLAG("--omp-wait-policy", wait_policy)
         STRFLAG("--single-run", single_run)
         STRFLAG("--result-file", result_file)
+        STRFLAG("--steps-csv", steps_csv)
         if (pl_cli_is(a, "--seed")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--seed")) || pl_cli_u64("--seed", v, &o->seed)) return 2;
             continue;
@@ -260,8 +265,8 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         }
         if (pl_cli_is(a, "--cuda-attn-splits")) {
             if (!(v = pl_cli_value(argc, argv, &i, "--cuda-attn-splits"))) return 2;
-            if (!strcmp(v, "shapes")) o->attn_splits_ctx = 0;
-            else if (!strcmp(v, "contexts")) o->attn_splits_ctx = 1;
+            if (!strcmp(v, "shapes")) o->attn_splits_shapes = 1;
+            else if (!strcmp(v, "contexts")) o->attn_splits_shapes = 0;
             else {
                 fprintf(stderr, "pagellm: --cuda-attn-splits: expected shapes or contexts, got '%s'\n", v);
                 return 2;
@@ -378,7 +383,7 @@ static int load_model(const bench_opts *o, pl_model **model, char *err, size_t e
     mo.act_dtype = o->dtype;
     mo.device = strcmp(o->device, "cuda") ? PL_DEVICE_CPU : PL_DEVICE_CUDA;
     mo.num_threads = o->threads;
-    mo.cuda_attn_splits = o->attn_splits_ctx;
+    mo.cuda_attn_splits = o->attn_splits_shapes;
     if (o->model_dir) return pl_model_load(o->model_dir, &mo, model, err, err_len);
     return pl_model_create_synthetic(o->shape, o->model_seed, &mo, model, err, err_len);
 }
@@ -547,6 +552,21 @@ static int child_main(const bench_opts *o) {
         SET("decode_full_vs_roofline_median", full_ratio);
         SET("roofline_gbps", roof_gbps);
         SET("copy_gbps", copy_gbps);
+        if (o->steps_csv) { /* the measured run's decode steps, one line each, in order */
+            FILE *sf = fopen(o->steps_csv, "w");
+            if (!sf) {
+                fprintf(stderr, "pagellm: --steps-csv '%s': %s\n", o->steps_csv, strerror(errno));
+            } else {
+                const double wb = (double)pl_model_weight_bytes(model);
+                fprintf(sf, "step,rows,context_tokens,ms,roofline_ms,ratio\n");
+                for (int i = 0; i < m.num_step_samples; i++) {
+                    const double roof = roof_gbps > 0 ? 1e3 * (wb + (double)m.step_context_tokens[i] * kv_tok) / (roof_gbps * 1e9) : NAN;
+                    fprintf(sf, "%d,%d,%lld,%.4f,%.4f,%.4f\n", i, m.step_rows ? m.step_rows[i] : 0, (long long)m.step_context_tokens[i],
+                            1e3 * m.step_samples[i], roof, 1e3 * m.step_samples[i] / roof);
+                }
+                if (fclose(sf) != 0) fprintf(stderr, "pagellm: --steps-csv '%s': %s\n", o->steps_csv, strerror(errno));
+            }
+        }
     }
     SET("decode_gap_median_ms", 1e3 * pl_median(m.gap_samples, m.num_gap_samples));
     SET("decode_gap_p95_ms", 1e3 * pl_percentile_nearest(m.gap_samples, m.num_gap_samples, 0.95));
@@ -617,7 +637,7 @@ typedef struct run_result {
 } run_result;
 
 static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, double ceiling_gbps,
-                       const char *trace_path, const char *result_path, run_result *res) {
+                       const char *trace_path, const char *result_path, const char *steps_path, run_result *res) {
     char bs[16], ps[16], pg[16], wu[16], th[16], ms[32], bud[64], cg[64], kf[64];
     snprintf(kf, sizeof kf, "%.17g", o->kv_fraction);
     snprintf(bs, sizeof bs, "%d", o->batch_size);
@@ -658,9 +678,13 @@ static int spawn_child(const bench_opts *o, pl_kv_mode mode, double budget_mib, 
         args[n++] = "--kv-budget-fraction";
         args[n++] = kf;
     }
-    if (o->attn_splits_ctx) {
+    if (steps_path) {
+        args[n++] = "--steps-csv";
+        args[n++] = (char *)steps_path;
+    }
+    if (o->attn_splits_shapes) {
         args[n++] = "--cuda-attn-splits";
-        args[n++] = "contexts";
+        args[n++] = "shapes";
     }
     args[n++] = "--ceiling-gbps";
     args[n++] = cg;
@@ -880,7 +904,7 @@ static void json_config(pl_json_writer *w, const bench_opts *o, const pl_trace *
     }
     pl_json_key(w, "dtype"); pl_json_string(w, o->dtype == PL_F32 ? "f32" : "bf16");
     pl_json_key(w, "device"); pl_json_string(w, o->device);
-    pl_json_key(w, "cuda_attn_splits"); pl_json_string(w, o->attn_splits_ctx ? "contexts" : "shapes");
+    pl_json_key(w, "cuda_attn_splits"); pl_json_string(w, o->attn_splits_shapes ? "shapes" : "contexts");
     pl_json_key(w, "num_seqs"); pl_json_int(w, t->num_requests);
     pl_json_key(w, "min_input_len"); pl_json_int(w, o->min_in);
     pl_json_key(w, "max_input_len"); pl_json_int(w, o->max_in);
@@ -988,8 +1012,10 @@ static int run_comparison(const bench_opts *o, const pl_trace *t, const char *sh
             int mi = r % 2 == 0 ? k : M - 1 - k;
             fprintf(stderr, "[%d/%d] %s, repeat %d/%d (%.0f s elapsed)\n", ++done, R * M,
                     pl_kv_mode_name(o->modes[mi]), r + 1, R, pl_now_seconds() - t_start);
+            char steps_path[4200];
+            if (o->steps_csv) snprintf(steps_path, sizeof steps_path, "%s.%s.%d.csv", o->steps_csv, pl_kv_mode_name(o->modes[mi]), r + 1);
             if (spawn_child(o, o->modes[mi], 0.0, cuda ? 0.0 : ceil->read_gbps, trace_path, result_path,
-                            &rr[mi * R + r]))
+                            o->steps_csv ? steps_path : NULL, &rr[mi * R + r]))
                 failed = rr[mi * R + r].unsupported ? 3 : 1;
             if (o->cooldown > 0 && !failed) {
                 struct timespec ts = {(time_t)o->cooldown, (long)((o->cooldown - floor(o->cooldown)) * 1e9)};
@@ -1188,7 +1214,7 @@ static int run_sweep(const bench_opts *o, const pl_trace *t, const char *sha, co
         for (int k = 0; k < M; k++) {
             int mi = b % 2 == 0 ? k : M - 1 - k;
             fprintf(stderr, "[%d/%d] %s at %.6g MiB\n", ++done, B * M, pl_kv_mode_name(o->modes[mi]), o->budgets_mib[b]);
-            if (spawn_child(o, o->modes[mi], o->budgets_mib[b], 0.0, trace_path, result_path, &rr[b * M + mi]))
+            if (spawn_child(o, o->modes[mi], o->budgets_mib[b], 0.0, trace_path, result_path, NULL, &rr[b * M + mi]))
                 fprintf(stderr, "pagellm: (the %s run at %.6g MiB is recorded as failed)\n",
                         pl_kv_mode_name(o->modes[mi]), o->budgets_mib[b]);
         }

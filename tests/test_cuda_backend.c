@@ -995,8 +995,8 @@ static void test_attention_gemm(pair *p) {
         from_act(PL_BF16, co, (size_t)M * K, caf);
         static const int splits[] = {0, 3, 8};
         for (int si = 0; si < 7; si++) {
-            /* old keys read before the PDL wait (default), then after it; last, the heuristic's
-             * splits chosen from the step's contexts (pl_cuda_backend_attn_split_rule) */
+            /* old keys read before the PDL wait (default), then after it; splits from the step's
+             * contexts (default) or forced; last, from the shapes alone (pl_cuda_backend_attn_split_rule) */
             pl_cuda_backend_attn_splits(p->g, si < 6 ? splits[si % 3] : 0);
             pl_cuda_backend_attn_early(p->g, si == 3 || si == 4 || si == 5);
             pl_cuda_backend_attn_split_rule(p->g, si == 6);
@@ -1008,7 +1008,7 @@ static void test_attention_gemm(pair *p) {
             from_act(PL_BF16, gy, (size_t)M * N, gf);
             from_act(PL_BF16, go, (size_t)M * K, gaf);
             char what[128];
-            const char *when = si < 3 ? "old keys early" : si < 6 ? "old keys after the wait" : "splits from the contexts";
+            const char *when = si < 3 ? "old keys early" : si < 6 ? "old keys after the wait" : "splits from the shapes";
             snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d, %s: attention", M, splits[si % 3], when);
             cmp(what, gaf, caf, (size_t)M * K, 2e-2, 1e-2);
             snprintf(what, sizeof what, "attention -> matmul, %d rows, splits %d, %s: matmul", M, splits[si % 3], when);

@@ -129,7 +129,9 @@ static void synthetic_pair(const char *shape, int threads, int prefill, int deco
  * pointers: the graph no longer matches and the step is redone eagerly), and a batch that
  * changes size. The graph counters must show captures and replays. segments: how many graphs a
  * step is captured in (a growth past the first cut leaves the step's first segments launched
- * before its eager redo). */
+ * before its eager redo). From step 20 the forced attention splits alternate between 2 and 3
+ * each step, in both runs: other launch settings under the same graph key, which the graphed run
+ * must replay as two captured variants, switching between them, not recapture every step. */
 static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
     pl_model_options og = {dt, PL_DEVICE_CUDA, 2, 0, 0};
     pl_model *m = NULL;
@@ -167,7 +169,10 @@ static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
         CHECK_OK(pl_model_forward_sample(m, &fb, smp[v], next[v], err, sizeof err), err);
     }
     int mism = 0;
+    long capf = 0, repf = 0, retf = 0, swf = pl_cuda_backend_graph_switches(be);
     for (int step = 0; step < STEPS; step++) {
+        if (step == 20) pl_cuda_backend_graph_stats(be, &capf, &repf, &retf), swf = pl_cuda_backend_graph_switches(be);
+        if (step >= 20) pl_cuda_backend_attn_splits(be, 2 + (step & 1));
         for (int v = 0; v < 2; v++) {
             pl_cuda_backend_use_graphs(be, v == 0);
             int n = 0;
@@ -188,11 +193,17 @@ static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
             if (lens[s] && got[0][s] != got[1][s]) mism++;
     }
     pl_cuda_backend_use_graphs(be, 1);
+    pl_cuda_backend_attn_splits(be, 0);
     pl_cuda_backend_graph_stats(be, &cap1, &rep1, &ret1);
-    printf("graphs %s %s, %d segments: %ld captures, %ld replays, %ld redone eagerly; %d token mismatches\n", shape,
-           dt == PL_F32 ? "f32" : "bf16", segments, cap1 - cap0, rep1 - rep0, ret1 - ret0, mism);
+    const long sw = pl_cuda_backend_graph_switches(be) - swf;
+    printf("graphs %s %s, %d segments: %ld captures, %ld replays, %ld redone; alternating splits: %ld captures, %ld "
+           "replays (%ld switching variants), %ld redone; %d token mismatches\n", shape, dt == PL_F32 ? "f32" : "bf16",
+           segments, cap1 - cap0, rep1 - rep0, ret1 - ret0, cap1 - capf, rep1 - repf, sw, ret1 - retf, mism);
     CHECK_MSG(mism == 0, "graphed decode differs from eager decode in %d tokens", mism);
     CHECK(cap1 - cap0 >= 2 && rep1 - rep0 >= 20 && ret1 - ret0 >= 1);
+    /* 20 alternating steps: without variants a capture every other step at least */
+    CHECK_MSG(sw >= 5 && cap1 - capf <= 8 && rep1 - repf >= 10, "alternating splits: %ld switches, %ld captures, %ld replays",
+              sw, cap1 - capf, rep1 - repf);
     for (int s = 0; s < S; s++)
         CHECK_MSG(pl_kv_seq_offset(&seqs[0][s]) == pl_kv_seq_offset(&seqs[1][s]), "slot %d: offsets differ", s);
     for (int v = 0; v < 2; v++) {

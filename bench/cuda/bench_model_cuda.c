@@ -14,7 +14,7 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab] [--fullk-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-split-rule N] [--attn-order N] [--context-spread LO] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
@@ -27,8 +27,8 @@
  * paired long with short; 1 runs; 2 every grid-th in sequence order)
  * --context-spread LO: row b of a batch of B starts at context LO + (context - LO) b / (B - 1) (a serving batch's unequal
  * contexts; the roofline counts each row's own)
- * --attn-split-rule N: the decode attention's split count from the shapes (0, the default) or from the step's contexts
- * (1; pl_cuda_backend_attn_split_rule)
+ * --attn-splits-from contexts|shapes: the decode attention's split count from the step's contexts (the default) or
+ * from the shapes alone (pl_cuda_backend_attn_split_rule)
  * --tile-ctas N: the tile GEMM's K split aims at N CTAs per SM for the whole run (pl_cuda_backend_tune_tile; 0 the
  * default: 2 up to 16 rows, 1 past)
  * --tile-alone N: past N rows a one-wave tile GEMM keeps one CTA per SM (pl_cuda_backend_tile_alone; 0 never)
@@ -268,7 +268,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--context-spread") && i + 1 < argc) spread = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-order") && i + 1 < argc) set_order = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-ctas") && i + 1 < argc) set_tile_ctas = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--attn-split-rule") && i + 1 < argc) set_split_rule = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--attn-splits-from") && i + 1 < argc) set_split_rule = !strcmp(argv[++i], "shapes");
         else if (!strcmp(argv[i], "--mlp-pre") && i + 1 < argc) set_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);

@@ -39,9 +39,9 @@ typedef struct pl_model_options {
     pl_device device;     /* PL_DEVICE_CPU by default */
     int num_threads;      /* 0: all cores */
     int progress;         /* nonzero: progress bar on stderr while loading */
-    int cuda_attn_splits; /* PL_DEVICE_CUDA: how the decode attention picks its context splits: 0 from
-                             the shapes (default), 1 from each step's own contexts (being measured:
-                             docs/PERF.md, thirty-sixth session) */
+    int cuda_attn_splits; /* PL_DEVICE_CUDA: how the decode attention picks its context splits: 0
+                             (default) from each step's own contexts, 1 from the batch's shapes alone
+                             (docs/PERF.md, thirty-sixth and thirty-seventh sessions) */
 } pl_model_options;
 
 typedef struct pl_model pl_model;

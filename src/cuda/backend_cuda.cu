@@ -119,6 +119,7 @@ struct rope_pending {
  * walk instead of the whole step's; seg_sig[i]: the signature at the end of segment i. */
 #define PL_MAX_GRAPHS 64
 #define PL_MAX_SEGS 8
+#define PL_GRAPH_VARIANTS 8 /* captured variants kept per key */
 #define PL_CUDA_MAX_KV_RECS 256 /* page-pool allocations tracked (a pool per layer and K/V; more are not read early) */
 struct graph_entry {
     uint64_t key = 0, sig = 0;
@@ -127,6 +128,7 @@ struct graph_entry {
     int cut_at[PL_MAX_SEGS] = {}; /* graph_cut call index ending segment i (i < nseg - 1) */
     int nseg = 0, ncuts = 0;      /* segments captured; graph_cut calls of a step (seen eagerly) */
     int seen = 0;
+    uint64_t want_sig = 0; /* a variant not yet captured: the first-segment signature it waits for */
     unsigned long long last_use = 0;
 };
 enum { G_NONE = 0, G_WARMUP, G_CAPTURE, G_REPLAY };
@@ -196,7 +198,7 @@ struct pl_cuda_backend {
     int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
     int attn_units;          /* its work units per CTA (pl_cuda_attn_options.decode_units_per_cta; 0: AUTO) */
     int attn_order;          /* their order over CTAs (pl_cuda_attn_options.decode_units_order; 0: AUTO) */
-    int attn_split_rule;     /* its split count: 0 from the shapes, 1 from the step's contexts (pl_cuda_attn_options.host_context_lens) */
+    int attn_split_shapes;   /* its split count: 0 from the step's contexts (pl_cuda_attn_options.host_context_lens), 1 from the shapes */
     int attn_rope;           /* pending rope and appends into the decode attention: 0 AUTO (rope_into_attention), 1 never, 2 always */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
@@ -204,8 +206,11 @@ struct pl_cuda_backend {
     int num_graphs, cur_graph, gmode, graphs_off;
     int graph_segments, graph_first; /* segments per captured step, layers of the first (pl_cuda_backend_graph_segments) */
     int cut_calls, seg_next, seg_failed; /* this step: graph_cut calls, segments launched, a cut that failed */
+    int first_differs;                   /* this replay's first segment matched no captured variant: 1 new, 2 one waiting */
+    int capture_next;                    /* entry the redo of an undone step captures (PL_GRAPH_RECAPTURE), or -1 */
+    uint64_t first_sig;                  /* this replay's signature at its first segment's end */
     uint64_t sig; /* running hash of every op's launch arguments in the current step */
-    long graph_replays, graph_captures, graph_retries;
+    long graph_replays, graph_captures, graph_retries, graph_switches;
     double walk_t0, walk_seconds, launch_seconds; /* host time of replayed steps: graph_begin to launch, the launch call */
     cudaEvent_t gev[2];  /* benchmark hook: device time of replayed graphs (pl_cuda_backend_time_graphs) */
     double graph_seconds;
@@ -2019,7 +2024,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.decode_units_per_cta = b->attn_units;
     opt.decode_units_order = b->attn_order;
     opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
-    if (b->attn_split_rule == 1) opt.host_context_lens = args->context_lens; /* host memory here */
+    if (!b->attn_split_shapes) opt.host_context_lens = args->context_lens; /* host memory here */
     pl_cuda_attn_rope rp;
     memset(&rp, 0, sizeof rp);
     if (fuse) {
@@ -2145,6 +2150,7 @@ void graph_drop(pl_cuda_backend *b, graph_entry *g) {
     g->nseg = 0;
     g->seen = 0;
     g->sig = 0;
+    g->want_sig = 0;
 }
 
 /* Launches segment exec (a replay or a fresh capture); the step's first launch (no segment
@@ -2181,14 +2187,87 @@ void plan_cuts(graph_entry *g, int segments, int first) {
     for (int i = nc; i < PL_MAX_SEGS; i++) g->cut_at[i] = -1;
 }
 
+/* Variants: a key (rows, table width) keeps up to PL_GRAPH_VARIANTS captured graphs of the same
+ * shapes with other launch settings (e.g. the decode attention's splits from the step's
+ * contexts), told apart by their first segment's signature, so steps that alternate between
+ * settings replay without recapturing. A replay whose first segment matches no captured variant
+ * has launched nothing: the first time, its step is redone eagerly (which sizes every buffer)
+ * and a waiting variant remembers the signature; the next time, the step is redone as that
+ * variant's capture (PL_GRAPH_RECAPTURE). */
+
+/* The captured variant of key other than the current one whose first segment (whole: the
+ * whole step, of a graph in one segment) has signature sig, or -1. */
+int graph_variant(const pl_cuda_backend *b, uint64_t key, int whole, uint64_t sig) {
+    for (int i = 0; i < b->num_graphs; i++) {
+        const graph_entry *v = &b->graphs[i];
+        if (i == b->cur_graph || v->key != key || v->nseg < 1) continue;
+        if (whole ? v->nseg == 1 && v->sig == sig : v->nseg > 1 && v->seg_sig[0] == sig) return i;
+    }
+    return -1;
+}
+
+/* The waiting (not yet captured) variant of key for first-segment signature sig, or -1. */
+int graph_waiting(const pl_cuda_backend *b, uint64_t key, uint64_t sig) {
+    for (int i = 0; i < b->num_graphs; i++)
+        if (b->graphs[i].key == key && b->graphs[i].nseg == 0 && b->graphs[i].seen && b->graphs[i].want_sig == sig) return i;
+    return -1;
+}
+
+/* A waiting variant of key for signature sig: a free entry, else the key's least recently used
+ * variant once it has PL_GRAPH_VARIANTS, else the least recently used entry (never the current). */
+void graph_new_variant(pl_cuda_backend *b, uint64_t key, uint64_t sig) {
+    int n = 0, lru_key = -1, lru = -1;
+    for (int i = 0; i < b->num_graphs; i++) {
+        if (i == b->cur_graph) continue;
+        if (b->graphs[i].key == key && (n++, lru_key < 0 || b->graphs[i].last_use < b->graphs[lru_key].last_use)) lru_key = i;
+        if (lru < 0 || b->graphs[i].last_use < b->graphs[lru].last_use) lru = i;
+    }
+    const int gi = n + 1 >= PL_GRAPH_VARIANTS ? lru_key : b->num_graphs < PL_MAX_GRAPHS ? b->num_graphs++ : lru;
+    if (gi < 0) return;
+    graph_entry *g = &b->graphs[gi];
+    graph_drop(b, g);
+    g->key = key;
+    g->seen = 1;
+    g->ncuts = b->graphs[b->cur_graph].ncuts; /* the same step: the same graph_cut calls */
+    g->want_sig = sig;
+    g->last_use = ++b->graph_clock;
+}
+
+/* A replay's first segment (whole: the whole step, of one segment) does not match g, with
+ * nothing launched: the captured variant that matches b->sig, made current; else g, with
+ * first_differs and first_sig set for graph_end (2 when a waiting variant wants this signature,
+ * which the redo then captures). */
+graph_entry *graph_switch(pl_cuda_backend *b, graph_entry *g, int whole) {
+    const int alt = graph_variant(b, g->key, whole, b->sig);
+    if (alt >= 0) {
+        b->cur_graph = alt;
+        b->graph_switches++;
+        b->graphs[alt].last_use = ++b->graph_clock;
+        return &b->graphs[alt];
+    }
+    const int w = graph_waiting(b, g->key, b->sig);
+    b->first_sig = b->sig;
+    b->first_differs = w >= 0 ? 2 : 1;
+    if (w >= 0) b->capture_next = w;
+    return g;
+}
+
 int op_graph_begin(void *ctx, uint64_t key) {
     pl_cuda_backend *b = static_cast<pl_cuda_backend *>(ctx);
     if (b->graphs_off || b->gmode != G_NONE) return PL_ERR_UNSUPPORTED;
     if (flush_pending(b) != PL_OK || cudaStreamSynchronize(b->stream) != cudaSuccess) return PL_ERR_CUDA;
     int gi = -1, lru = 0;
+    const int want = b->capture_next; /* the redo of an undone step: a waiting variant's capture */
+    b->capture_next = -1;
+    if (want >= 0 && want < b->num_graphs && b->graphs[want].key == key && b->graphs[want].nseg == 0) gi = want;
     for (int i = 0; i < b->num_graphs; i++) {
-        if (b->graphs[i].key == key) gi = i;
-        if (b->graphs[i].last_use < b->graphs[lru].last_use) lru = i;
+        const graph_entry *v = &b->graphs[i];
+        if (v->last_use < b->graphs[lru].last_use) lru = i;
+        if (want >= 0 && gi == want) continue;
+        /* else of the key's variants the captured one used last; a waiting one only if none is */
+        if (v->key != key) continue;
+        const graph_entry *cur = gi >= 0 ? &b->graphs[gi] : nullptr;
+        if (!cur || (v->nseg > 0 && cur->nseg == 0) || ((v->nseg > 0) == (cur->nseg > 0) && v->last_use > cur->last_use)) gi = i;
     }
     if (gi < 0) {
         if (b->num_graphs < PL_MAX_GRAPHS) gi = b->num_graphs++;
@@ -2200,7 +2279,7 @@ int op_graph_begin(void *ctx, uint64_t key) {
     for (int i = 0; i < NUM_SLOTS; i++) b->slots[i].head = 0, b->slots[i].last = 0;
     b->sig = 0xcbf29ce484222325ULL;
     b->cur_graph = gi;
-    b->cut_calls = b->seg_next = b->seg_failed = 0;
+    b->cut_calls = b->seg_next = b->seg_failed = b->first_differs = 0;
     b->walk_t0 = pl_now_seconds();
     if (g->nseg > 0) {
         b->gmode = G_REPLAY;
@@ -2238,6 +2317,7 @@ int op_graph_cut(void *ctx) {
     const int frc = flush_pending(b); /* deferred work belongs to this segment */
     if (frc) return frc;
     if (b->gmode == G_REPLAY) {
+        if (b->seg_next == 0 && g->seg_sig[0] != b->sig) g = graph_switch(b, g, 0); /* nothing launched yet */
         if (b->seg_next >= g->nseg - 1 || g->seg_sig[b->seg_next] != b->sig) {
             b->seg_failed = 1;
             return PL_OK;
@@ -2309,11 +2389,17 @@ int op_graph_end(void *ctx, int body_rc) {
     }
     if (mode == G_REPLAY) {
         b->gmode = G_NONE;
+        if (body_rc == PL_OK && b->seg_next == 0 && g->nseg == 1 && b->sig != g->sig) g = graph_switch(b, g, 1);
         if (body_rc != PL_OK || b->seg_failed || b->seg_next != g->nseg - 1 || b->sig != g->sig) {
-            graph_drop(b, g);
-            g->seen = 1;
             b->graph_retries++;
             stage_forget(b);
+            if (body_rc == PL_OK && b->first_differs == 2) return PL_GRAPH_RECAPTURE; /* capture_next is set */
+            if (body_rc == PL_OK && b->first_differs == 1) {
+                graph_new_variant(b, g->key, b->first_sig);
+                return PL_GRAPH_RETRY;
+            }
+            graph_drop(b, g); /* a later segment differs (a pool grew): capture the key again */
+            g->seen = 1;
             return PL_GRAPH_RETRY;
         }
         const cudaError_t e = seg_launch(b, g->exec[g->nseg - 1], true, true);
@@ -2424,6 +2510,7 @@ int pl_cuda_backend_create(int act, int device, pl_cuda_backend **out, char *err
     b->gemv_ws.pdl = 1;
     b->gemv_ws.kslice_runs = &b->kslice_launches;
     b->pdl_small = 1;
+    b->capture_next = -1;
     b->graph_segments = PL_CUDA_GRAPH_SEGMENTS;
     b->graph_first = PL_CUDA_GRAPH_FIRST;
     if (cudaDeviceGetAttribute(&b->gemv_ws.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
@@ -2544,7 +2631,7 @@ void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order) {
     if (b) b->attn_order = order == 1 || order == 2 ? order : 0;
 }
 void pl_cuda_backend_attn_split_rule(pl_cuda_backend *b, int rule) {
-    if (b) b->attn_split_rule = rule == 1 ? 1 : 0;
+    if (b) b->attn_split_shapes = rule == 1;
 }
 
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {
@@ -2611,6 +2698,7 @@ void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long 
     *replays = b ? b->graph_replays : 0;
     *retries = b ? b->graph_retries : 0;
 }
+long pl_cuda_backend_graph_switches(const pl_cuda_backend *b) { return b ? b->graph_switches : 0; }
 void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth) {
     if (b) b->fail_after = nth > 0 ? nth : 0;
 }

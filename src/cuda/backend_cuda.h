@@ -131,9 +131,10 @@ void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
  * 0 AUTO, ranked by context and paired long with short; 1 runs of consecutive units, as before
  * the thirty-fifth session; 2 every grid-th unit in sequence order). */
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order);
-/* Benchmark hook: how the decode attention picks its context splits (0 the default, from the
- * shapes; 1 from the step's contexts, pl_cuda_attn_options.host_context_lens: a changed count
- * changes the step's graph signature, so the graph is recorded again). */
+/* How the decode attention picks its context splits (pl_model_options.cuda_attn_splits): 0
+ * (default) from the step's contexts, pl_cuda_attn_options.host_context_lens (a changed count
+ * changes the step's graph signature: the step replays another captured variant of its graph
+ * key, or captures one); 1 from the shapes alone. */
 void pl_cuda_backend_attn_split_rule(pl_cuda_backend *b, int rule);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
@@ -156,6 +157,11 @@ void pl_cuda_backend_use_pdl(pl_cuda_backend *b, int on);
 void pl_cuda_backend_use_graphs(pl_cuda_backend *b, int on);
 /* Graphs captured, replayed, and steps redone eagerly because a graph no longer matched. */
 void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long *replays, long *retries);
+/* Replays that ran another captured variant of the step's key than the one used last (a key
+ * keeps up to 8 variants: the same shapes with other launch settings, such as the decode
+ * attention's splits from the step's contexts; a step that matches none is redone eagerly and
+ * its key's next step captured as a new variant). */
+long pl_cuda_backend_graph_switches(const pl_cuda_backend *b);
 /* Host seconds of the replayed steps so far, from graph_begin to the first segment's launch:
  * the ops' host work (metadata, signature) while the device waits; *launch_seconds (if not
  * NULL): in those first cudaGraphLaunch calls. */

@@ -100,6 +100,10 @@ void pl_cuda_backend_graph_stats(const pl_cuda_backend *b, long *captures, long 
     (void)b;
     *captures = *replays = *retries = 0;
 }
+long pl_cuda_backend_graph_switches(const pl_cuda_backend *b) {
+    (void)b;
+    return 0;
+}
 void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth) {
     (void)b;
     (void)nth;

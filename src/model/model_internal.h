@@ -12,6 +12,7 @@
 
 /* graph_end's answer when a step must be redone eagerly (positive: not a pl_status). */
 #define PL_GRAPH_RETRY 1000
+#define PL_GRAPH_RECAPTURE 1001 /* as PL_GRAPH_RETRY, but the redo goes through graph_begin again: the backend captures it */
 
 /* One row's sampling request: the sampler's parameters and its uniform draw u in [0, 1)
  * (the host keeps the seeded generator, so every backend makes the same choice). */
@@ -110,7 +111,8 @@ typedef struct pl_backend_ops {
      * when the step is bracketed; graph_end(body_rc) must then follow before anything reads
      * results on the host, and returns PL_OK, an error, or PL_GRAPH_RETRY: undo the step and
      * run it again without the bracket (what of it reached the device, the redo computes again
-     * identically). graph_cut (optional, inside a bracket): a layer ended; the backend may
+     * identically), or PL_GRAPH_RECAPTURE: undo it and run it again bracketed (the backend
+     * records it as a new graph; a redo that is undone again runs without the bracket). graph_cut (optional, inside a bracket): a layer ended; the backend may
      * launch the step's work so far while the forward pass walks the rest. */
     int (*graph_begin)(void *ctx, uint64_t key);
     int (*graph_cut)(void *ctx);

@@ -117,7 +117,11 @@ static int forward_threads(pl_model *m, const pl_forward_batch *b, const fwd_out
     int saved = omp_get_max_threads();
     omp_set_num_threads(m->opts.num_threads);
     int rc = forward(m, b, out, err, err_len);
-    if (rc == PL_GRAPH_RETRY) { /* the step was undone: run it again eagerly */
+    if (rc == PL_GRAPH_RECAPTURE) { /* the step was undone: run it again, captured as a new graph */
+        if (err && err_len) err[0] = 0;
+        rc = forward(m, b, out, err, err_len);
+    }
+    if (rc == PL_GRAPH_RETRY || rc == PL_GRAPH_RECAPTURE) { /* the step was undone: run it again eagerly */
         fwd_out eager = *out;
         eager.no_graph = 1;
         if (err && err_len) err[0] = 0;
@@ -406,8 +410,9 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
     }
 done:
     if (graphed) rc = o->graph_end(bx, rc); /* an error inside a bracketed step */
-    if (rc == PL_GRAPH_RETRY && paged) appended_layers = c->num_layers;
-    if (rc && rc != PL_GRAPH_RETRY && o->last_error && err && err_len && !err[0])
+    const int undone = rc == PL_GRAPH_RETRY || rc == PL_GRAPH_RECAPTURE;
+    if (undone && paged) appended_layers = c->num_layers;
+    if (rc && !undone && o->last_error && err && err_len && !err[0])
         pl_fail(err, err_len, rc, "forward: %s", o->last_error(bx));
     if (rc && paged && appended_layers > 0) {
         /* All-or-nothing for the caches: drop what this call appended. */

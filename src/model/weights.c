@@ -124,7 +124,7 @@ int pl_model_build(const pl_model_config *cfg, const pl_model_options *opts, pl_
     if (o.num_threads < 0)
         return pl_fail(err, err_len, PL_ERR_INVALID, "opts.num_threads: %d must be >= 0", o.num_threads);
     if (o.cuda_attn_splits != 0 && o.cuda_attn_splits != 1)
-        return pl_fail(err, err_len, PL_ERR_INVALID, "opts.cuda_attn_splits: %d is neither 0 (from the shapes) nor 1 (from the contexts)",
+        return pl_fail(err, err_len, PL_ERR_INVALID, "opts.cuda_attn_splits: %d is neither 0 (from the contexts) nor 1 (from the shapes)",
                        o.cuda_attn_splits);
     if (o.num_threads == 0) o.num_threads = omp_get_num_procs();
     /* The bar is for checkpoints that take a while: over ~100M parameters. */
