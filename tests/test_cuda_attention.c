@@ -222,6 +222,10 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
             o.decode_early_kv = 1;
             snprintf(lab, sizeof lab, "%s/decode-mma splits from the contexts", label);
             run_and_compare(p, &d, ref, &o, lab);
+            o.decode_pair_empty = 1; /* two units per CTA where at most half hold keys */
+            snprintf(lab, sizeof lab, "%s/decode-mma splits from the contexts, units paired", label);
+            run_and_compare(p, &d, ref, &o, lab);
+            o.decode_pair_empty = 0;
             o.host_context_lens = NULL;
             o.decode_early_kv = 0;
             /* the fused q/k norm + RoPE + K/V append (test_cuda_backend runs it): one query row
@@ -545,21 +549,27 @@ static void graph_capture(void) {
  * (128-159 SMs) takes 6 splits of 192 keys at contexts of 640 (128 units that hold keys), where the
  * shape heuristic takes 8 of 128 (192 such units); 8 at 256 and at 0; batch 16 keeps the
  * heuristic's count (no count of at most 256 keys fits one wave there). */
+/* A Qwen3-4B decode step's attention arguments (32 heads, 8 KV heads, 128-token pages) and
+ * DECODE_MMA options with 4-warp CTAs, for plan queries: pointers only (nothing launched). */
+static void plan_args(int batch, int max_pages, pl_paged_attention_args *a, pl_cuda_attn_options *o) {
+    static _Alignas(16) int32_t dummy[64]; /* 16-byte aligned, as the MMA kernels need */
+    memset(a, 0, sizeof *a);
+    a->dtype = PL_BF16, a->batch = batch, a->num_heads = 32, a->num_kv_heads = 8, a->query_len = 1, a->head_dim = 128;
+    a->page_size = 128, a->max_pages = max_pages, a->num_pages = 256, a->causal = 1, a->schedule = PL_ATTN_AUTO;
+    a->query = a->key_pages = a->value_pages = a->out = dummy;
+    a->block_table = a->context_lens = dummy;
+    memset(o, 0, sizeof *o);
+    o->kernel = PL_CUDA_ATTN_DECODE_MMA;
+    o->decode_early_kv = 1; /* 4-warp CTAs */
+}
+
 static void split_rule(void) {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    static _Alignas(16) int32_t dummy[64]; /* pointers only, 16-byte aligned as the MMA kernels need */
     for (int B = 4; B <= 16; B += 12) {
         pl_paged_attention_args a;
-        memset(&a, 0, sizeof a);
-        a.dtype = PL_BF16, a.batch = B, a.num_heads = 32, a.num_kv_heads = 8, a.query_len = 1, a.head_dim = 128;
-        a.page_size = 128, a.max_pages = 8, a.num_pages = 256, a.causal = 1, a.schedule = PL_ATTN_AUTO;
-        a.query = a.key_pages = a.value_pages = a.out = dummy;
-        a.block_table = a.context_lens = dummy;
         pl_cuda_attn_options o;
-        memset(&o, 0, sizeof o);
-        o.kernel = PL_CUDA_ATTN_DECODE_MMA;
-        o.decode_early_kv = 1; /* 4-warp CTAs */
+        plan_args(B, 8, &a, &o);
         const size_t per_split = (size_t)B * 32 * (128 + 2) * sizeof(float), heur = pl_cuda_attn_workspace_bytes(&a, &o);
         int32_t ctx[16];
         const int lens[3] = {640, 256, 0};
@@ -575,6 +585,35 @@ static void split_rule(void) {
                           lens[i], ws / per_split, heur / per_split, want);
             }
         }
+    }
+    /* decode_pair_empty (opt-in) at batch 4 over a 16-page table (2048 keys, 8 splits of 256, 256
+     * units): contexts 500-1100 hold keys in 112 units, so pairs (128 CTAs); at 1100 each, 160: no */
+    {
+        pl_paged_attention_args a;
+        pl_cuda_attn_options o;
+        plan_args(4, 16, &a, &o);
+        const int32_t unequal[4] = {500, 700, 900, 1100}, equal[4] = {1100, 1100, 1100, 1100};
+        char e2[256] = "";
+        for (int pair = 0; pair <= 1; ++pair)
+            for (int u = 0; u < 2; ++u) {
+                o.decode_pair_empty = pair;
+                o.host_context_lens = u ? equal : unequal;
+                pl_cuda_attn_kernel k = PL_CUDA_ATTN_AUTO;
+                int splits = 0, ctas = 0, upc = 0;
+                CHECK_OK(pl_cuda_attn_plan_info(&a, &o, &k, &splits, &ctas, &upc, e2, sizeof e2), e2);
+                if (sms >= 128 && sms < 160) {
+                    const int want = pair && !u ? 2 : 1;
+                    CHECK_MSG(k == PL_CUDA_ATTN_DECODE_MMA && splits == 8 && upc == want && ctas == 256 / want,
+                              "pair rule: pair %d, %s contexts: kernel %d, %d splits, %d CTAs, %d units per CTA (want 8, %d, %d)", pair,
+                              u ? "equal" : "unequal", (int)k, splits, ctas, upc, 256 / want, want);
+                }
+            }
+        o.decode_pair_empty = 0;
+        o.host_context_lens = NULL;
+        a.batch = 0; /* the query reports the check's error and writes nothing */
+        int splits = -7;
+        CHECK_ERR(pl_cuda_attn_plan_info(&a, &o, NULL, &splits, NULL, NULL, e2, sizeof e2), PL_ERR_INVALID, "batch", e2);
+        CHECK_MSG(splits == -7, "plan_info wrote splits %d on an error", splits);
     }
 }
 

@@ -82,6 +82,12 @@ typedef struct pl_cuda_attn_options {
                                    most splits of at most 256 keys whose units holding keys are no
                                    more than the SMs (else the shape heuristic); read by the host
                                    only, so the split count follows the contexts from call to call */
+    int decode_pair_empty;      /* opt-in, not yet measured on a GPU: with host_context_lens, 4-warp
+                                   CTAs, one unit per CTA in one wave and at most 8 query rows per
+                                   KV head, 1 = two units per CTA (sequences ranked by context, a
+                                   long context's unit with a short one's) when no more than half
+                                   of the units hold keys, so CTAs without keys stop holding SM
+                                   slots beside the kernels around the attention */
     const struct pl_cuda_attn_rope *rope; /* DECODE_MMA with query_len 1 and at most 16 query heads per
                                    KV head (else PL_ERR_UNSUPPORTED, nothing launched): the kernel
                                    also does the step's q/k RMSNorm + RoPE and K/V append, so no
@@ -96,6 +102,12 @@ size_t pl_cuda_attn_workspace_bytes(const pl_paged_attention_args *args, const p
 /* PL_OK when pl_paged_attention_cuda_ex accepts these arguments and options, else the status
  * and message it would fail with; launches nothing and reads no device memory. */
 int pl_cuda_attn_check(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt, char *err, size_t err_len);
+
+/* The launch pl_paged_attention_cuda_ex would make for these arguments and options (NULL
+ * outputs are skipped): its kernel, context splits, and for DECODE_MMA its CTAs and work units
+ * per CTA (else 0 and 1). Like pl_cuda_attn_check, launches nothing and reads no device memory. */
+int pl_cuda_attn_plan_info(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt, pl_cuda_attn_kernel *kernel,
+                           int *splits, int *ctas, int *units_per_cta, char *err, size_t err_len);
 
 /* pl_paged_attention_cuda with explicit kernel choices (opt may be NULL). */
 int pl_paged_attention_cuda_ex(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt,

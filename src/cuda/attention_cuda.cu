@@ -166,23 +166,26 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         /* keys per split of s splits over the table (a multiple of 64), and the most splits of at least 128 */
         auto chunk_of = [max_ctx](long long s) { return ((max_ctx + s - 1) / s + 63) / 64 * 64; };
         const long long smax = (max_ctx + 127) / 128;
+        /* units holding keys at ch keys per split, from the host's copy of the contexts */
+        auto keyed_at = [&](long long ch) {
+            long long keyed = 0;
+            for (int b = 0; b < a->batch; ++b) {
+                const long long c = o.host_context_lens[b] > 0 ? o.host_context_lens[b] : 0;
+                keyed += base / a->batch * (((c < max_ctx ? c : max_ctx) + ch - 1) / ch);
+            }
+            return keyed;
+        };
         if (splits <= 0 && o.host_context_lens && kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas) {
-            /* the step's own contexts (opt-in): the most splits of at most 256 keys, in one wave,
+            /* the step's own contexts (the backend passes them): the most splits of at most 256 keys, in one wave,
              * whose units that hold keys are no more than the SMs. Measured in Qwen3-4B decode
              * steps on the H200 (thirty-sixth session): at batch 4 the shape heuristic's 8 splits
              * of 128 keys left 160-256 such CTAs at contexts 512-900 and took 2-5% longer than 4-6
              * splits; a rule from the table's width alone lost at short contexts. */
-            const long long upr = base / a->batch; /* units per split of a sequence */
             for (long long s = smax < 256 ? smax : 256; s >= 1 && splits <= 0; --s) {
                 const long long ch = chunk_of(s);
                 if (ch > 256) break; /* fewer splits only lengthen them */
                 if (base * ((max_ctx + ch - 1) / ch) > resident) continue; /* past one wave */
-                long long keyed = 0;
-                for (int b = 0; b < a->batch; ++b) {
-                    const long long c = o.host_context_lens[b] > 0 ? o.host_context_lens[b] : 0;
-                    keyed += upr * (((c < max_ctx ? c : max_ctx) + ch - 1) / ch);
-                }
-                if (keyed <= sms) splits = s;
+                if (keyed_at(ch) <= sms) splits = s;
             }
         }
         if (splits <= 0) {
@@ -220,6 +223,13 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         if (o.decode_units_per_cta > 0) p.units_per_cta = o.decode_units_per_cta;
         else if (kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas && R <= 8 && units > resident)
             p.units_per_cta = (int)((units + resident - 1) / resident);
+        else if (kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas && R <= 8 && o.decode_pair_empty == 1 && o.host_context_lens && units > 1) {
+            /* opt-in: at most half the units hold keys (a 2048-key table at batch 4 and contexts
+             * 500-1100: 112 of 256), so pairs ranked long with short put at most one unit with
+             * keys on most CTAs, and the CTAs without keys (2.8 us each after the wait, on SM
+             * slots the kernels around the attention could use) go (PERF.md, session 38) */
+            if (2 * keyed_at(chunk) <= units) p.units_per_cta = 2;
+        }
         /* strided, not runs: with runs a CTA takes consecutive KV heads of one sequence, so in a
          * serving batch (contexts 128-2560) the CTAs of the longest ones set the kernel's end
          * (batch 64: its CTAs left over 95 us against 17 for equal contexts). Ranked by context
@@ -272,6 +282,21 @@ extern "C" int pl_cuda_attn_check(const pl_paged_attention_args *a, const pl_cud
     pl_attn_params p;
     int rows;
     return plan(a, opt, &kern, &p, &rows, err, err_len);
+}
+
+extern "C" int pl_cuda_attn_plan_info(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt, pl_cuda_attn_kernel *kernel,
+                                      int *splits, int *ctas, int *units_per_cta, char *err, size_t err_len) {
+    pl_cuda_attn_kernel kern;
+    pl_attn_params p;
+    int rows;
+    const int st = plan(a, opt, &kern, &p, &rows, err, err_len);
+    if (st != PL_OK) return st;
+    const int upc = kern == PL_CUDA_ATTN_DECODE_MMA ? p.units_per_cta : 1;
+    if (kernel) *kernel = kern;
+    if (splits) *splits = p.splits;
+    if (units_per_cta) *units_per_cta = upc;
+    if (ctas) *ctas = kern == PL_CUDA_ATTN_DECODE_MMA ? (p.units + upc - 1) / upc : 0;
+    return PL_OK;
 }
 
 extern "C" int pl_paged_attention_cuda_ex(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt,
