@@ -92,7 +92,7 @@ fi
 if [ $SERVING -eq 1 ]; then
   # (a) the seed trace (bench-serving defaults: 16 requests, batch 4, prompts 128-1024, outputs
   # 32-128): paged, the mode the targets are read in, as the median of 3 processes (one process
-  # moved its batch-4 steps by up to 2.5% against the next on one card, PERF.md sessions 37-38);
+  # moved its batch-4 steps by 2.2% against the next on one card, PERF.md session 38);
   # the other modes one process each; exit status 3 = the mode is not supported on CUDA.
   for mode in paged paged-gather dense; do
     out="$LOG/bench_serving_cuda_$mode"

@@ -543,12 +543,6 @@ static void graph_capture(void) {
     at_free(&p);
 }
 
-/* pl_cuda_attn_options.host_context_lens picks the split count from the contexts, read off the
- * workspace it asks for (shapes and host memory only, nothing launched): a batch-4 Qwen3-4B decode
- * step (32 heads, 8 KV heads, 128-token pages, an 8-page table, 4-warp CTAs) on an H200-sized GPU
- * (128-159 SMs) takes 6 splits of 192 keys at contexts of 640 (128 units that hold keys), where the
- * shape heuristic takes 8 of 128 (192 such units); 8 at 256 and at 0; batch 16 keeps the
- * heuristic's count (no count of at most 256 keys fits one wave there). */
 /* A Qwen3-4B decode step's attention arguments (32 heads, 8 KV heads, 128-token pages) and
  * DECODE_MMA options with 4-warp CTAs, for plan queries: pointers only (nothing launched). */
 static void plan_args(int batch, int max_pages, pl_paged_attention_args *a, pl_cuda_attn_options *o) {
@@ -563,6 +557,12 @@ static void plan_args(int batch, int max_pages, pl_paged_attention_args *a, pl_c
     o->decode_early_kv = 1; /* 4-warp CTAs */
 }
 
+/* pl_cuda_attn_options.host_context_lens picks the split count from the contexts, read off the
+ * workspace it asks for (shapes and host memory only, nothing launched): a batch-4 Qwen3-4B decode
+ * step (32 heads, 8 KV heads, 128-token pages, an 8-page table, 4-warp CTAs) on an H200-sized GPU
+ * (128-159 SMs) takes 6 splits of 192 keys at contexts of 640 (128 units that hold keys), where the
+ * shape heuristic takes 8 of 128 (192 such units); 8 at 256 and at 0; batch 16 keeps the
+ * heuristic's count (no count of at most 256 keys fits one wave there). */
 static void split_rule(void) {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
