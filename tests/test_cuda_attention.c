@@ -222,10 +222,6 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
             o.decode_early_kv = 1;
             snprintf(lab, sizeof lab, "%s/decode-mma splits from the contexts", label);
             run_and_compare(p, &d, ref, &o, lab);
-            o.decode_pair_empty = 1; /* two units per CTA where at most half hold keys */
-            snprintf(lab, sizeof lab, "%s/decode-mma splits from the contexts, units paired", label);
-            run_and_compare(p, &d, ref, &o, lab);
-            o.decode_pair_empty = 0;
             o.host_context_lens = NULL;
             o.decode_early_kv = 0;
             /* the fused q/k norm + RoPE + K/V append (test_cuda_backend runs it): one query row
@@ -586,29 +582,24 @@ static void split_rule(void) {
             }
         }
     }
-    /* decode_pair_empty (opt-in) at batch 4 over a 16-page table (2048 keys, 8 splits of 256, 256
-     * units): contexts 500-1100 hold keys in 112 units, so pairs (128 CTAs); at 1100 each, 160: no */
+    /* the plan query at batch 4 over a 16-page table (2048 keys): 8 splits of 256, 256 one-unit
+     * CTAs at contexts 500-1100 and at 1100 each */
     {
         pl_paged_attention_args a;
         pl_cuda_attn_options o;
         plan_args(4, 16, &a, &o);
         const int32_t unequal[4] = {500, 700, 900, 1100}, equal[4] = {1100, 1100, 1100, 1100};
         char e2[256] = "";
-        for (int pair = 0; pair <= 1; ++pair)
-            for (int u = 0; u < 2; ++u) {
-                o.decode_pair_empty = pair;
-                o.host_context_lens = u ? equal : unequal;
-                pl_cuda_attn_kernel k = PL_CUDA_ATTN_AUTO;
-                int splits = 0, ctas = 0, upc = 0;
-                CHECK_OK(pl_cuda_attn_plan_info(&a, &o, &k, &splits, &ctas, &upc, e2, sizeof e2), e2);
-                if (sms >= 128 && sms < 160) {
-                    const int want = pair && !u ? 2 : 1;
-                    CHECK_MSG(k == PL_CUDA_ATTN_DECODE_MMA && splits == 8 && upc == want && ctas == 256 / want,
-                              "pair rule: pair %d, %s contexts: kernel %d, %d splits, %d CTAs, %d units per CTA (want 8, %d, %d)", pair,
-                              u ? "equal" : "unequal", (int)k, splits, ctas, upc, 256 / want, want);
-                }
-            }
-        o.decode_pair_empty = 0;
+        for (int u = 0; u < 2; ++u) {
+            o.host_context_lens = u ? equal : unequal;
+            pl_cuda_attn_kernel k = PL_CUDA_ATTN_AUTO;
+            int splits = 0, ctas = 0, upc = 0;
+            CHECK_OK(pl_cuda_attn_plan_info(&a, &o, &k, &splits, &ctas, &upc, e2, sizeof e2), e2);
+            if (sms >= 128 && sms < 160)
+                CHECK_MSG(k == PL_CUDA_ATTN_DECODE_MMA && splits == 8 && upc == 1 && ctas == 256,
+                          "plan: %s contexts: kernel %d, %d splits, %d CTAs, %d units per CTA (want 8, 256, 1)", u ? "equal" : "unequal",
+                          (int)k, splits, ctas, upc);
+        }
         o.host_context_lens = NULL;
         a.batch = 0; /* the query reports the check's error and writes nothing */
         int splits = -7;

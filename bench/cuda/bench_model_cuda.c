@@ -29,8 +29,6 @@
  * contexts; the roofline counts each row's own)
  * --attn-splits-from contexts|shapes: the decode attention's split count from the step's contexts (the default) or
  * from the shapes alone (pl_cuda_backend_attn_split_rule)
- * --attn-pair N: the opt-in pairing of the decode attention's units where at most half hold keys (pl_cuda_backend_attn_pair:
- * 1 on, 0 off, the default) for the whole run; --attn-pair-ab alternates off and on in one process
  * --tile-ctas N: the tile GEMM's K split aims at N CTAs per SM for the whole run (pl_cuda_backend_tune_tile; 0 the
  * default: 2 up to 16 rows, 1 past)
  * --tile-alone N: past N rows a one-wave tile GEMM keeps one CTA per SM (pl_cuda_backend_tile_alone; 0 never)
@@ -239,7 +237,7 @@ int main(int argc, char **argv) {
     long long ctx_sum[16] = {0}; /* each batch's contexts at the start, summed */
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
-    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_order = 0, set_tile_ctas = 0, set_split_rule = 0, set_pair = 0, pair_ab = 0, spread = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
+    int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_order = 0, set_tile_ctas = 0, set_split_rule = 0, spread = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shape") && i + 1 < argc) shape = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -271,8 +269,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--attn-order") && i + 1 < argc) set_order = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-ctas") && i + 1 < argc) set_tile_ctas = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-splits-from") && i + 1 < argc) set_split_rule = !strcmp(argv[++i], "shapes");
-        else if (!strcmp(argv[i], "--attn-pair") && i + 1 < argc) set_pair = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--attn-pair-ab")) pair_ab = 1;
         else if (!strcmp(argv[i], "--mlp-pre") && i + 1 < argc) set_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kslice") && i + 1 < argc) set_kslice = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mlp") && i + 1 < argc) set_mlp = atoi(argv[++i]);
@@ -331,7 +327,6 @@ int main(int argc, char **argv) {
     pl_cuda_backend_attn_order(m->bctx, set_order);
     pl_cuda_backend_tune_tile(m->bctx, set_tile_ctas, 0, 0);
     pl_cuda_backend_attn_split_rule(m->bctx, set_split_rule);
-    pl_cuda_backend_attn_pair(m->bctx, set_pair);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;
@@ -368,7 +363,7 @@ int main(int argc, char **argv) {
         int B = batches[k];
         pl_kv_pools pools;
         /* capped pools sized up front, as a server holds them: no growth inside the timing */
-        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (pair_ab ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (mlp_ab ? 6 : 0) + (mlp_plain_ab ? 6 : 0) + (wide_ab ? 6 : 0) + (fullk_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
+        const int nsteps = (7 + (tile_sweep ? 9 : 0) + (attn_sweep ? 9 : 0) + (ablate ? 10 : 0) + (copy_ab ? 12 : 0) + (segments_ab ? 15 : 0) + (attn_copy_ab ? 6 : 0) + (early_ab ? 6 : 0) + (units_ab ? 6 : 0) + (units_n ? 6 : 0) + (warps_ab ? 6 : 0) + (ctas_ab ? 6 : 0) + (parts_ab ? 6 : 0) + (kslice_ab ? 6 : 0) + (mlp_ab ? 6 : 0) + (mlp_plain_ab ? 6 : 0) + (wide_ab ? 6 : 0) + (fullk_ab ? 6 : 0) + (tile_max_n ? 6 : 0) + (diag_path ? 1 : 0)) * (steps + 3) +
                            1; /* every mode's and config's steps */
         const int dpages = B * ((context + nsteps + 127) / 128 + 1);
         if ((rc = pl_model_create_pools(m, 128, PL_POOL_CAPPED, dpages, &pools, err, sizeof err))) break;
@@ -506,13 +501,7 @@ int main(int argc, char **argv) {
             if (units_n > 0)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
                           pl_cuda_backend_attn_units, units_n, "attention units", units_n_names);
-            /* --attn-pair-ab: the decode attention's units paired where at most half hold keys (opt-in) or not */
-            static const char *const pair_names[2] = {"units as AUTO", "paired where half are empty"};
-            if (pair_ab)
-                ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
-                          pl_cuda_backend_attn_pair, 1, "attention pairs", pair_names);
-            pl_cuda_backend_attn_pair(m->bctx, set_pair);
-            /* --rope-ab: the step's q/k norm + RoPE and K/V append in the decode attention or in their own kernel */
+                    /* --rope-ab: the step's q/k norm + RoPE and K/V append in the decode attention or in their own kernel */
             static const char *const rope_names[2] = {"rope in the attention", "rope kernel"};
             if (rope_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, rope_kernel_mode, 1,

@@ -82,12 +82,6 @@ typedef struct pl_cuda_attn_options {
                                    most splits of at most 256 keys whose units holding keys are no
                                    more than the SMs (else the shape heuristic); read by the host
                                    only, so the split count follows the contexts from call to call */
-    int decode_pair_empty;      /* opt-in, not yet measured on a GPU: with host_context_lens, 4-warp
-                                   CTAs, one unit per CTA in one wave and at most 8 query rows per
-                                   KV head, 1 = two units per CTA (sequences ranked by context, a
-                                   long context's unit with a short one's) when no more than half
-                                   of the units hold keys, so CTAs without keys stop holding SM
-                                   slots beside the kernels around the attention */
     const struct pl_cuda_attn_rope *rope; /* DECODE_MMA with query_len 1 and at most 16 query heads per
                                    KV head (else PL_ERR_UNSUPPORTED, nothing launched): the kernel
                                    also does the step's q/k RMSNorm + RoPE and K/V append, so no

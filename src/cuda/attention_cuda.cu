@@ -223,13 +223,6 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         if (o.decode_units_per_cta > 0) p.units_per_cta = o.decode_units_per_cta;
         else if (kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas && R <= 8 && units > resident)
             p.units_per_cta = (int)((units + resident - 1) / resident);
-        else if (kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas && R <= 8 && o.decode_pair_empty == 1 && o.host_context_lens && units > 1) {
-            /* opt-in: at most half the units hold keys (a 2048-key table at batch 4 and contexts
-             * 500-1100: 112 of 256), so pairs ranked long with short put at most one unit with
-             * keys on most CTAs, and the CTAs without keys (2.8 us each after the wait, on SM
-             * slots the kernels around the attention could use) go (PERF.md, session 38) */
-            if (2 * keyed_at(chunk) <= units) p.units_per_cta = 2;
-        }
         /* strided, not runs: with runs a CTA takes consecutive KV heads of one sequence, so in a
          * serving batch (contexts 128-2560) the CTAs of the longest ones set the kernel's end
          * (batch 64: its CTAs left over 95 us against 17 for equal contexts). Ranked by context

@@ -199,7 +199,6 @@ struct pl_cuda_backend {
     int attn_units;          /* its work units per CTA (pl_cuda_attn_options.decode_units_per_cta; 0: AUTO) */
     int attn_order;          /* their order over CTAs (pl_cuda_attn_options.decode_units_order; 0: AUTO) */
     int attn_split_shapes;   /* its split count: 0 from the step's contexts (pl_cuda_attn_options.host_context_lens), 1 from the shapes */
-    int attn_pair;           /* pl_cuda_attn_options.decode_pair_empty (opt-in) */
     int attn_rope;           /* pending rope and appends into the decode attention: 0 AUTO (rope_into_attention), 1 never, 2 always */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
     /* CUDA graphs of decode steps (see op_graph_begin) */
@@ -2026,7 +2025,6 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.decode_units_order = b->attn_order;
     opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
     if (!b->attn_split_shapes) opt.host_context_lens = args->context_lens; /* host memory here */
-    opt.decode_pair_empty = b->attn_pair;
     pl_cuda_attn_rope rp;
     memset(&rp, 0, sizeof rp);
     if (fuse) {
@@ -2055,14 +2053,6 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_warps,
         (unsigned long long)b->attn_copy, (unsigned long long)b->attn_units, (unsigned long long)b->attn_order,
         (unsigned long long)opt.decode_early_kv, (unsigned long long)fuse, (unsigned long long)ws);
-    if (b->attn_pair) {
-        /* the units per CTA the contexts pick (the split count is in ws) belong to the step's
-         * graph: a change replays or captures another variant */
-        int pupc = 0;
-        char perr[8];
-        if (pl_cuda_attn_plan_info(&a, &opt, nullptr, nullptr, nullptr, &pupc, perr, sizeof perr) != PL_OK) pupc = -1;
-        SIG(b, 16ULL, (unsigned long long)pupc);
-    }
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
         return PL_OK;
@@ -2642,9 +2632,6 @@ void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order) {
 }
 void pl_cuda_backend_attn_split_rule(pl_cuda_backend *b, int rule) {
     if (b) b->attn_split_shapes = rule == 1;
-}
-void pl_cuda_backend_attn_pair(pl_cuda_backend *b, int on) {
-    if (b) b->attn_pair = on == 1;
 }
 
 void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_splits, int min_ktiles) {

@@ -136,9 +136,6 @@ void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order);
  * changes the step's graph signature: the step replays another captured variant of its graph
  * key, or captures one); 1 from the shapes alone. */
 void pl_cuda_backend_attn_split_rule(pl_cuda_backend *b, int rule);
-/* Benchmark hook, opt-in: pl_cuda_attn_options.decode_pair_empty for the decode attention (1 on,
- * else off, the default): two units per CTA where at most half of them hold keys. */
-void pl_cuda_backend_attn_pair(pl_cuda_backend *b, int on);
 /* Benchmark hook: the tile GEMM's K split (src/cuda/gemv.cu pl_cuda_gemv_tile_splits); 0
  * keeps a default (2 CTAs per SM up to 16 rows and 1 past, at most 16 splits, at least 4 k
  * tiles of 64 per split). */

@@ -36,10 +36,6 @@ void pl_cuda_backend_use_gemv(pl_cuda_backend *b, int mode) {
     (void)b;
     (void)mode;
 }
-void pl_cuda_backend_attn_pair(pl_cuda_backend *b, int on) {
-    (void)b;
-    (void)on;
-}
 void pl_cuda_backend_attn_split_rule(pl_cuda_backend *b, int rule) {
     (void)b;
     (void)rule;
