@@ -104,8 +104,9 @@ static void usage(FILE *f) {
             "  --cooldown-seconds S  pause between processes (default 0)\n"
             "  --json-output FILE    configuration, hardware, trace, samples, medians (default none)\n"
             "  --steps-csv PREFIX    each measured process writes its decode steps to\n"
-            "                        PREFIX.MODE.REPEAT.csv: rows, context tokens, ms, roofline ms and\n"
-            "                        their ratio (default none; not in --kv-budget-mib sweeps)\n"
+            "                        PREFIX.MODE.REPEAT.csv: rows, context tokens, ms, roofline ms,\n"
+            "                        their ratio and each row's context ('a;b;c', the step's shape for\n"
+            "                        bench_model_cuda --contexts) (default none; not in --kv-budget-mib sweeps)\n"
             "  --plot FILE.svg       SVG bar chart of the comparison or sweep (default none)\n"
             "  -h, --help            this text\n"
             "\n"
@@ -558,11 +559,17 @@ static int child_main(const bench_opts *o) {
                 fprintf(stderr, "pagellm: --steps-csv '%s': %s\n", o->steps_csv, strerror(errno));
             } else {
                 const double wb = (double)pl_model_weight_bytes(model);
-                fprintf(sf, "step,rows,context_tokens,ms,roofline_ms,ratio\n");
+                fprintf(sf, "step,rows,context_tokens,ms,roofline_ms,ratio,contexts\n");
                 for (int i = 0; i < m.num_step_samples; i++) {
                     const double roof = roof_gbps > 0 ? 1e3 * (wb + (double)m.step_context_tokens[i] * kv_tok) / (roof_gbps * 1e9) : NAN;
-                    fprintf(sf, "%d,%d,%lld,%.4f,%.4f,%.4f\n", i, m.step_rows ? m.step_rows[i] : 0, (long long)m.step_context_tokens[i],
+                    fprintf(sf, "%d,%d,%lld,%.4f,%.4f,%.4f,", i, m.step_rows ? m.step_rows[i] : 0, (long long)m.step_context_tokens[i],
                             1e3 * m.step_samples[i], roof, 1e3 * m.step_samples[i] / roof);
+                    /* the occupied slots' contexts in slot order: the step's shape */
+                    for (int b = 0, first = 1; m.step_slot_contexts && b < o->batch_size; b++) {
+                        const int32_t c = m.step_slot_contexts[(size_t)i * o->batch_size + b];
+                        if (c > 0) fprintf(sf, "%s%d", first ? "" : ";", (int)c), first = 0;
+                    }
+                    fputc('\n', sf);
                 }
                 if (fclose(sf) != 0) fprintf(stderr, "pagellm: --steps-csv '%s': %s\n", o->steps_csv, strerror(errno));
             }

@@ -4,9 +4,11 @@
  * closed form of a trace without preemption: a request with prompt P and N new tokens
  * decodes N - 1 times, at contexts P + 1 .. P + N - 1, in every KV mode. Beside them each
  * step's rows (step_rows, which pick bench-serving's full-batch steps): 1..batch, summing to
- * the decode tokens. */
+ * the decode tokens; and each slot's context (step_slot_contexts): over all steps, exactly the
+ * contexts P + 1 .. P + N - 1 of every request, adding up to each step's count. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "pagellm/engine.h"
 #include "test_util.h"
@@ -61,6 +63,30 @@ static void check_metrics(const pl_engine *e, const pl_trace *t, int batch, cons
     CHECK_MSG(bad == 0, "%s: %d steps with an impossible context count", what, bad);
     CHECK_MSG(total == expected_total(t), "%s: contexts sum to %lld, expected %lld", what, (long long)total,
               (long long)expected_total(t));
+    /* the slots' contexts: a histogram of the closed form's, taken down by every slot entry */
+    CHECK_MSG(m.num_step_samples == 0 || m.step_slot_contexts != NULL, "%s: no slot context array", what);
+    if (m.num_step_samples > 0 && !m.step_slot_contexts) return;
+    int *hist = calloc((size_t)max_row + 1, sizeof(int));
+    if (!hist) return;
+    for (int i = 0; i < t->num_requests; i++)
+        for (int j = 1; j < t->requests[i].max_new_tokens; j++) hist[t->requests[i].prompt_len + j]++;
+    int off = 0, bad_sum = 0;
+    for (int i = 0; i < m.num_step_samples; i++) {
+        int64_t sum = 0;
+        int occ = 0;
+        for (int b = 0; b < batch; b++) {
+            const int32_t c = m.step_slot_contexts[(size_t)i * batch + b];
+            sum += c;
+            occ += c > 0;
+            if (c < 0 || c > max_row) off++;
+            else if (c > 0 && hist[c]-- <= 0) off++;
+        }
+        if (sum != m.step_context_tokens[i] || occ != m.step_rows[i]) bad_sum++;
+    }
+    for (int64_t c = 0; c <= max_row; c++) off += hist[c] != 0;
+    free(hist);
+    CHECK_MSG(off == 0, "%s: %d slot contexts differ from the requests' P + 1 .. P + N - 1", what, off);
+    CHECK_MSG(bad_sum == 0, "%s: %d steps whose slot contexts do not add up to their count and rows", what, bad_sum);
 }
 
 int main(void) {
@@ -94,8 +120,11 @@ int main(void) {
         pl_engine_get_metrics(e, &m);
         CHECK_MSG(m.num_step_samples > 256, "%s: only %d steps in 24 runs", pl_kv_mode_name(modes[k]),
                   m.num_step_samples);
-        int64_t total = 0, rows = 0;
+        int64_t total = 0, rows = 0, slots = 0;
         for (int i = 0; i < m.num_step_samples; i++) total += m.step_context_tokens[i], rows += m.step_rows[i];
+        for (size_t i = 0; i < (size_t)m.num_step_samples * ec.batch_size; i++) slots += m.step_slot_contexts[i];
+        CHECK_MSG(slots == total, "%s, 24 runs: slot contexts sum to %lld, the steps' counts to %lld", pl_kv_mode_name(modes[k]),
+                  (long long)slots, (long long)total);
         CHECK_MSG(rows == m.decode_tokens, "%s, 24 runs: step rows sum to %lld, decode tokens %lld", pl_kv_mode_name(modes[k]),
                   (long long)rows, (long long)m.decode_tokens);
         CHECK_MSG(total == 24 * expected_total(&t), "%s, 24 runs: contexts sum to %lld, expected %lld",

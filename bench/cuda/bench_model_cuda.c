@@ -14,7 +14,7 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab] [--fullk-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-pair N] [--attn-pair-ab] [--attn-order N] [--context-spread LO] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
@@ -25,6 +25,8 @@
  * --attn-early N: the decode attention reads old keys before its PDL wait (0, default) or after it (1)
  * --attn-order N: the decode attention's units over CTAs (pl_cuda_backend_attn_order: 0 AUTO, ranked by context and
  * paired long with short; 1 runs; 2 every grid-th in sequence order)
+ * --contexts LIST: one batch whose rows start at these contexts ('a;b;c' or 'a,b,c', e.g. a serving step's shape from the
+ * contexts column of bench-serving --steps-csv); replaces --batches, --context and --context-spread
  * --context-spread LO: row b of a batch of B starts at context LO + (context - LO) b / (B - 1) (a serving batch's unequal
  * contexts; the roofline counts each row's own)
  * --attn-splits-from contexts|shapes: the decode attention's split count from the step's contexts (the default) or
@@ -234,6 +236,7 @@ static int diag_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *
 int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
+    int ctx_list[64], nctx = 0; /* --contexts */
     long long ctx_sum[16] = {0}; /* each batch's contexts at the start, summed */
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
@@ -281,13 +284,28 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i]; /* decode | prefill (for profilers) */
-        else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
+        else if (!strcmp(argv[i], "--contexts") && i + 1 < argc) {
+            nctx = 0;
+            for (char *t = strtok(argv[++i], ",;"); t; t = strtok(NULL, ",;")) {
+                char *end = NULL;
+                const long v = strtol(t, &end, 10);
+                if (nctx == 64 || *end || v < 1 || v > 1 << 20) {
+                    fprintf(stderr, "bench_model_cuda: --contexts: '%s' is not a context in 1..%d, or past 64 rows\n", t, 1 << 20);
+                    return 2;
+                }
+                ctx_list[nctx++] = (int)v;
+            }
+        } else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
             nb = 0;
             for (char *t = strtok(argv[++i], ","); t && nb < 16; t = strtok(NULL, ",")) batches[nb++] = atoi(t);
         } else {
             fprintf(stderr, "bench_model_cuda: unknown or incomplete flag '%s'\n", argv[i]);
             return 2;
         }
+    }
+    if (nctx > 0) { /* one batch of these rows; pages sized for the longest */
+        batches[0] = nctx, nb = 1, spread = 0, context = 0;
+        for (int b = 0; b < nctx; b++) context = ctx_list[b] > context ? ctx_list[b] : context;
     }
     if (context < 1 || steps < 1 || chunk < 1 || nb < 1) {
         fprintf(stderr, "bench_model_cuda: --context/--steps/--chunk/--batches must be positive\n");
@@ -375,7 +393,7 @@ int main(int argc, char **argv) {
             sp[b] = &seqs[b], pos[b] = 0;
             /* --context-spread LO: row b's context LO + (context - LO) b / (B - 1), as unequal
              * as a serving batch's (the roofline counts each row's own) */
-            lens[b] = spread > 0 && B > 1 ? spread + (int)((long long)(context - spread) * b / (B - 1)) : context;
+            lens[b] = nctx > 0 ? ctx_list[b] : spread > 0 && B > 1 ? spread + (int)((long long)(context - spread) * b / (B - 1)) : context;
             ctx_sum[k] += lens[b];
         }
         if (!rc) {

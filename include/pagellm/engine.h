@@ -154,6 +154,10 @@ typedef struct pl_engine_metrics {
      * rows (each row's context including its new token); owned by the engine like them */
     int64_t *step_context_tokens;
     int *step_rows; /* beside step_samples[i]: that step's rows (occupied slots); owned likewise */
+    /* beside step_samples[i]: each batch slot's context in that step at [i * batch_size + slot]
+     * (including its new token; 0 for an empty slot), so a step's shape can be replayed; owned
+     * likewise */
+    int32_t *step_slot_contexts;
 } pl_engine_metrics;
 
 typedef struct pl_engine pl_engine;

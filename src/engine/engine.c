@@ -115,9 +115,10 @@ int pl_engine_create(pl_model *model, const pl_engine_config *cfg, pl_engine **o
     e->cur = calloc((size_t)B, sizeof(pl_req *));
     e->samplers = malloc(sizeof(pl_sampler *) * (size_t)B);
     e->toks = malloc(sizeof(int32_t) * (size_t)B);
+    e->slot_ctx = malloc(sizeof(int32_t) * (size_t)B);
     e->tok_cap = B > cfg->prefill_step ? B : cfg->prefill_step;
     e->tok_buf = malloc(sizeof(int32_t) * (size_t)e->tok_cap);
-    if (!e->slots || !e->chunk_lens || !e->positions || !e->seqs || !e->cur || !e->samplers || !e->toks || !e->tok_buf) {
+    if (!e->slots || !e->chunk_lens || !e->positions || !e->seqs || !e->cur || !e->samplers || !e->toks || !e->slot_ctx || !e->tok_buf) {
         rc = pl_fail(err, err_len, PL_ERR_NOMEM, "engine: out of memory");
     } else {
         rc = pl_eng_modes_init(e, err, err_len);
@@ -163,10 +164,12 @@ void pl_engine_destroy(pl_engine *e) {
     free(e->cur);
     free(e->samplers);
     free(e->toks);
+    free(e->slot_ctx);
     free(e->tok_buf);
     free(e->m.step_samples);
     free(e->m.step_context_tokens);
     free(e->m.step_rows);
+    free(e->m.step_slot_contexts);
     free(e->m.gap_samples);
     free(e);
 }
@@ -606,9 +609,9 @@ static int decode_step(pl_engine *e, char *err, size_t err_len) {
     e->m.decode_seconds += t1 - t0;
     e->m.decode_calls++;
     e->m.decode_tokens += rows;
-    int64_t attended = 0; /* tokens the step's attention reads: each row's context incl. its new token */
-    for (int s = 0; s < B; s++) attended += e->chunk_lens[s] ? (int64_t)e->positions[s] + e->chunk_lens[s] : 0;
-    pl_eng_metrics_push_step(e, t1 - t0, attended, rows);
+    /* each row's context incl. its new token: the tokens the step's attention reads */
+    for (int s = 0; s < B; s++) e->slot_ctx[s] = e->chunk_lens[s] ? e->positions[s] + e->chunk_lens[s] : 0;
+    pl_eng_metrics_push_step(e, t1 - t0, e->slot_ctx);
     if (e->gap_chain) pl_eng_metrics_push_gap(e, t1 - e->last_decode_end);
     e->gap_chain = 1;
     e->last_decode_end = t1;

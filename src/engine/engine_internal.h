@@ -73,6 +73,7 @@ struct pl_engine {
     pl_req **cur;           /* request of each row of the current forward batch */
     pl_sampler **samplers;  /* [batch_size] of the decode step (NULL: greedy) */
     int32_t *toks;          /* [batch_size] its sampled tokens */
+    int32_t *slot_ctx;      /* [batch_size] its slots' contexts, for the step's metrics */
     pl_attend_ops attend_ops;
     int phase_decode;
 
@@ -111,7 +112,9 @@ void pl_eng_stage_drop(pl_engine *e);
 
 /* metrics.c */
 /* One decode step: its time and the tokens its attention read (summed over its rows). */
-int pl_eng_metrics_push_step(pl_engine *e, double seconds, int64_t context_tokens, int rows);
+/* One decode step's sample: its seconds, and each of the batch's cfg.batch_size slots' context
+ * (0 for an empty slot), which give its context tokens and rows. */
+int pl_eng_metrics_push_step(pl_engine *e, double seconds, const int32_t *slot_contexts);
 int pl_eng_metrics_push_gap(pl_engine *e, double seconds);
 void pl_eng_snapshot(pl_engine *e);
 void pl_eng_metrics_clear(pl_engine *e);

@@ -19,8 +19,8 @@ static int push(double **v, int *n, int *cap, double x) {
 
 /* The per-step arrays stay the same length: the context and row arrays grow first (their
  * capacity counts only once both have), and a failed growth records nothing. */
-int pl_eng_metrics_push_step(pl_engine *e, double s, int64_t context_tokens, int rows) {
-    int n = e->m.num_step_samples;
+int pl_eng_metrics_push_step(pl_engine *e, double s, const int32_t *slot_contexts) {
+    const int n = e->m.num_step_samples, B = e->cfg.batch_size;
     if (n == e->step_ctx_cap) {
         int c = e->step_ctx_cap ? 2 * e->step_ctx_cap : 256;
         int64_t *p = realloc(e->m.step_context_tokens, sizeof(int64_t) * (size_t)c);
@@ -29,11 +29,21 @@ int pl_eng_metrics_push_step(pl_engine *e, double s, int64_t context_tokens, int
         int *q = realloc(e->m.step_rows, sizeof(int) * (size_t)c);
         if (!q) return PL_ERR_NOMEM;
         e->m.step_rows = q;
+        int32_t *w = realloc(e->m.step_slot_contexts, sizeof(int32_t) * (size_t)c * (size_t)B);
+        if (!w) return PL_ERR_NOMEM;
+        e->m.step_slot_contexts = w;
         e->step_ctx_cap = c;
     }
     int rc = push(&e->m.step_samples, &e->m.num_step_samples, &e->steps_cap, s);
     if (rc == PL_OK) {
-        e->m.step_context_tokens[n] = context_tokens;
+        int64_t tokens = 0;
+        int rows = 0;
+        for (int b = 0; b < B; b++) {
+            e->m.step_slot_contexts[(size_t)n * B + b] = slot_contexts[b];
+            tokens += slot_contexts[b];
+            rows += slot_contexts[b] > 0;
+        }
+        e->m.step_context_tokens[n] = tokens;
         e->m.step_rows[n] = rows;
     }
     return rc;
@@ -47,11 +57,13 @@ void pl_eng_metrics_clear(pl_engine *e) {
     double *steps = e->m.step_samples, *gaps = e->m.gap_samples;
     int64_t *ctx = e->m.step_context_tokens;
     int *rows = e->m.step_rows;
+    int32_t *slot_ctx = e->m.step_slot_contexts;
     memset(&e->m, 0, sizeof e->m);
     e->m.step_samples = steps;
     e->m.gap_samples = gaps;
     e->m.step_context_tokens = ctx;
     e->m.step_rows = rows;
+    e->m.step_slot_contexts = slot_ctx;
     e->gap_chain = 0;
 }
 
