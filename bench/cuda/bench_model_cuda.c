@@ -519,7 +519,7 @@ int main(int argc, char **argv) {
             if (units_n > 0)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err,
                           pl_cuda_backend_attn_units, units_n, "attention units", units_n_names);
-                    /* --rope-ab: the step's q/k norm + RoPE and K/V append in the decode attention or in their own kernel */
+            /* --rope-ab: the step's q/k norm + RoPE and K/V append in the decode attention or in their own kernel */
             static const char *const rope_names[2] = {"rope in the attention", "rope kernel"};
             if (rope_ab)
                 ab_rounds(m, B, seqs, sp, lens, pos, toks, steps, sampled, times_sw, &rc, err, sizeof err, rope_kernel_mode, 1,

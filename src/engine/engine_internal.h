@@ -111,7 +111,6 @@ size_t pl_eng_stage_bytes(const pl_engine *e);
 void pl_eng_stage_drop(pl_engine *e);
 
 /* metrics.c */
-/* One decode step: its time and the tokens its attention read (summed over its rows). */
 /* One decode step's sample: its seconds, and each of the batch's cfg.batch_size slots' context
  * (0 for an empty slot), which give its context tokens and rows. */
 int pl_eng_metrics_push_step(pl_engine *e, double seconds, const int32_t *slot_contexts);

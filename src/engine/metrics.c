@@ -17,8 +17,8 @@ static int push(double **v, int *n, int *cap, double x) {
     return PL_OK;
 }
 
-/* The per-step arrays stay the same length: the context and row arrays grow first (their
- * capacity counts only once both have), and a failed growth records nothing. */
+/* The per-step arrays stay the same length: the context, row and slot arrays grow first (their
+ * capacity counts only once all three have), and a failed growth records nothing. */
 int pl_eng_metrics_push_step(pl_engine *e, double s, const int32_t *slot_contexts) {
     const int n = e->m.num_step_samples, B = e->cfg.batch_size;
     if (n == e->step_ctx_cap) {
