@@ -14,7 +14,7 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab] [--fullk-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--schedule FILE [--schedule-ab rope|early|splits:N] [--schedule-out FILE]] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
@@ -25,6 +25,8 @@
  * --attn-early N: the decode attention reads old keys before its PDL wait (0, default) or after it (1)
  * --attn-order N: the decode attention's units over CTAs (pl_cuda_backend_attn_order: 0 AUTO, ranked by context and
  * paired long with short; 1 runs; 2 every grid-th in sequence order)
+ * --schedule FILE, --schedule-ab NAME, --schedule-out FILE: a served trace's decode steps replayed in order (see
+ * schedule_replay)
  * --contexts LIST: one batch whose rows start at these contexts ('a;b;c' or 'a,b,c', e.g. a serving step's shape from the
  * contexts column of bench-serving --steps-csv); replaces --batches, --context and --context-spread
  * --context-spread LO: row b of a batch of B starts at context LO + (context - LO) b / (B - 1) (a serving batch's unequal
@@ -233,10 +235,186 @@ static int diag_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *
 }
 #endif
 
+/* --schedule FILE: a served trace's decode steps (bench-serving --steps-csv, its rows and contexts
+ * columns) replayed in order at the file's fullest row count B. Before each step every slot's
+ * sequence is brought to the step's context less its new token, outside the timing (rewound, or
+ * extended by a prefill of the missing tokens), so the steps see the trace's shapes in the trace's
+ * order, with its changes of split count and graph variant, rather than one shape held steady.
+ * One untimed pass captures the graphs, then a timed one. --schedule-ab NAME times every step
+ * under both settings of a backend switch (rope: the rope kernel against the fused rope; early:
+ * old keys after the attention's PDL wait against before; splits:N: N context splits against the
+ * contexts rule), the order alternating step by step and the sequences rewound between, for a
+ * paired comparison on one card in one process. Prints medians of step / roofline overall and by
+ * the block table's width (the longest context's power of two); --schedule-out writes each step. */
+typedef struct {
+    int step, n;
+    int ctx[64];
+} sched_step;
+
+static void sched_set(pl_cuda_backend *b, const char *ab, int on) {
+    if (!strcmp(ab, "rope")) pl_cuda_backend_attn_rope(b, on ? 1 : 0);
+    else if (!strcmp(ab, "early")) pl_cuda_backend_attn_early(b, on);
+    else if (!strncmp(ab, "splits:", 7)) pl_cuda_backend_attn_splits(b, on ? atoi(ab + 7) : 0);
+}
+
+static int sched_band(const sched_step *s) {
+    int mx = 0, w = 1;
+    for (int b = 0; b < s->n; b++) mx = s->ctx[b] > mx ? s->ctx[b] : mx;
+    while (w < mx) w *= 2;
+    return w;
+}
+
+static int schedule_replay(pl_model *m, const char *path, const char *ab, const char *out_path, double bw, double wbytes,
+                           double kv_tok) {
+    char err[512];
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "bench_model_cuda: --schedule '%s': cannot open\n", path);
+        return 2;
+    }
+    char line[4096];
+    int c_ctx = -1, ncols = 0;
+    if (fgets(line, sizeof line, f)) /* the header: find the contexts column */
+        for (char *t = strtok(line, ",\r\n"); t; t = strtok(NULL, ",\r\n"), ncols++)
+            if (!strcmp(t, "contexts")) c_ctx = ncols;
+    if (c_ctx < 0) {
+        fprintf(stderr, "bench_model_cuda: --schedule '%s': no contexts column (bench-serving --steps-csv writes it)\n", path);
+        fclose(f);
+        return 2;
+    }
+    int cap = 1024, ns = 0, B = 0, maxc = 1;
+    sched_step *st = malloc(sizeof *st * (size_t)cap);
+    for (int i = 0; st && fgets(line, sizeof line, f); i++) {
+        sched_step s = {i, 0, {0}};
+        int col = 0;
+        for (char *p = line, *q; p; p = q, col++) { /* fields split by hand: strtok is taken by the contexts */
+            q = strchr(p, ',');
+            if (q) *q++ = '\0';
+            if (col != c_ctx) continue;
+            for (char *t = strtok(p, ";\r\n"); t && s.n < 64; t = strtok(NULL, ";\r\n")) s.ctx[s.n++] = atoi(t);
+        }
+        int bad = s.n == 0;
+        for (int b = 0; b < s.n; b++) bad |= s.ctx[b] < 1;
+        if (bad) continue;
+        if (ns == cap) {
+            sched_step *g = realloc(st, sizeof *st * (size_t)cap * 2);
+            if (!g) {
+                free(st);
+                st = NULL;
+                break;
+            }
+            st = g, cap *= 2;
+        }
+        st[ns++] = s;
+        B = s.n > B ? s.n : B;
+    }
+    fclose(f);
+    if (!st) {
+        fprintf(stderr, "bench_model_cuda: --schedule: out of memory\n");
+        return 1;
+    }
+    int kept = 0; /* the steps at the fullest row count, in order */
+    for (int i = 0; i < ns; i++)
+        if (st[i].n == B) {
+            st[kept++] = st[i];
+            for (int b = 0; b < B; b++) maxc = st[i].ctx[b] > maxc ? st[i].ctx[b] : maxc;
+        }
+    if (!kept) {
+        fprintf(stderr, "bench_model_cuda: --schedule '%s': no steps with contexts\n", path);
+        free(st);
+        return 2;
+    }
+    const pl_model_config *c = pl_model_get_config(m);
+    pl_kv_pools pools;
+    if (pl_model_create_pools(m, 128, PL_POOL_CAPPED, B * (maxc / 128 + 3), &pools, err, sizeof err)) {
+        fprintf(stderr, "bench_model_cuda: %s\n", err);
+        free(st);
+        return 1;
+    }
+    pl_kv_seq *seqs = calloc((size_t)B, sizeof *seqs);
+    pl_kv_seq **sp = malloc(sizeof *sp * (size_t)B);
+    int *lens = malloc(sizeof(int) * (size_t)B), *pos = malloc(sizeof(int) * (size_t)B);
+    int32_t *toks = malloc(sizeof(int32_t) * (size_t)(maxc + B)), *sampled = malloc(sizeof(int32_t) * (size_t)B);
+    float *logits = malloc(sizeof(float) * (size_t)c->vocab_size);
+    double *ms = calloc((size_t)kept * 2, sizeof(double));
+    int rc = !seqs || !sp || !lens || !pos || !toks || !sampled || !logits || !ms;
+    for (int i = 0; !rc && i < maxc + B; i++) toks[i] = (int32_t)((i * 7919 + 13) % c->vocab_size);
+    for (int b = 0; b < B && !rc; b++) rc = pl_kv_seq_init(&seqs[b], &pools, err, sizeof err), sp[b] = &seqs[b];
+    const int settings = ab ? 2 : 1;
+    for (int pass = 0; pass < 2 && !rc; pass++)
+        for (int i = 0; i < kept && !rc; i++)
+            for (int k = 0; k < settings && !rc; k++) {
+                const int on = settings == 2 ? (k + i) % 2 : 0; /* alternate which setting goes first */
+                for (int b = 0; b < B && !rc; b++) { /* slot b holds ctx - 1 tokens before the step */
+                    const int want = st[i].ctx[b] - 1, have = pl_kv_seq_offset(&seqs[b]);
+                    if (have > want) rc = pl_kv_seq_rewind(&seqs[b], have - want, err, sizeof err);
+                    else if (have < want) {
+                        int n = want - have, p = have;
+                        pl_forward_batch fb = {1, toks, &n, &p, &sp[b], NULL, 0};
+                        rc = pl_model_forward(m, &fb, logits, err, sizeof err);
+                    }
+                }
+                if (settings == 2) sched_set(m->bctx, ab, on);
+                for (int b = 0; b < B; b++) lens[b] = 1, pos[b] = pl_kv_seq_offset(&seqs[b]);
+                pl_forward_batch fb = {B, toks + i % 64, lens, pos, sp, NULL, 0};
+                const double ts = pl_now_seconds();
+                if (!rc) rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err);
+                ms[(size_t)i * 2 + on] = 1e3 * (pl_now_seconds() - ts);
+            }
+    if (settings == 2) sched_set(m->bctx, ab, 0);
+    if (rc) fprintf(stderr, "bench_model_cuda: --schedule: %s\n", err);
+    FILE *of = !rc && out_path ? fopen(out_path, "w") : NULL;
+    if (of) fprintf(of, "step,contexts,roofline_ms,ms%s\n", ab ? ",ms_b" : "");
+    /* ratios overall and by the table's width: [band][setting], and the paired B / A */
+    double *r = malloc(sizeof(double) * (size_t)kept * 3);
+    int bands[8] = {0}, nb = 0;
+    for (int i = 0; !rc && r && i < kept; i++) {
+        const int w = sched_band(&st[i]);
+        int j = 0;
+        while (j < nb && bands[j] != w) j++;
+        if (j == nb && nb < 8) bands[nb++] = w;
+    }
+    for (int band = -1; !rc && r && band < nb; band++) {
+        int n = 0;
+        for (int i = 0; i < kept; i++) {
+            if (band >= 0 && sched_band(&st[i]) != bands[band]) continue;
+            double tok = 0;
+            for (int b = 0; b < B; b++) tok += st[i].ctx[b];
+            const double roof = 1e3 * (wbytes + tok * kv_tok) / (bw * 1e9);
+            r[n] = ms[(size_t)i * 2] / roof;
+            r[kept + n] = ms[(size_t)i * 2 + 1] / roof;
+            r[2 * kept + n] = ms[(size_t)i * 2 + 1] / ms[(size_t)i * 2];
+            n++;
+            if (of && band < 0) {
+                fprintf(of, "%d,", st[i].step);
+                for (int b = 0; b < B; b++) fprintf(of, "%s%d", b ? ";" : "", st[i].ctx[b]);
+                fprintf(of, ",%.4f,%.4f", roof, ms[(size_t)i * 2]);
+                if (ab) fprintf(of, ",%.4f", ms[(size_t)i * 2 + 1]);
+                fputc('\n', of);
+            }
+        }
+        if (band < 0) printf("schedule %s: %d steps at %d rows replayed (roofline at the copy ceiling %.0f GB/s)\n", path, kept, B, bw);
+        char what[64];
+        if (band < 0) snprintf(what, sizeof what, "all steps");
+        else snprintf(what, sizeof what, "tables of %d keys", bands[band]);
+        if (ab)
+            printf("  %-22s n %4d: step / roofline median %.4f (%s off) / %.4f (%s on); paired on / off median %.4f\n", what, n,
+                   pl_median(r, n), ab, pl_median(r + kept, n), ab, pl_median(r + 2 * kept, n));
+        else
+            printf("  %-22s n %4d: step / roofline median %.4f\n", what, n, pl_median(r, n));
+    }
+    if (of && fclose(of) != 0) fprintf(stderr, "bench_model_cuda: --schedule-out '%s': write failed\n", out_path);
+    for (int b = 0; b < B && seqs; b++) pl_kv_seq_destroy(&seqs[b]);
+    pl_kv_pools_destroy(&pools);
+    free(r), free(seqs), free(sp), free(lens), free(pos), free(toks), free(sampled), free(logits), free(ms), free(st);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     const char *shape = "qwen3-4b", *json = NULL;
     int batches[16] = {1, 4, 64}, nb = 3, context = 512, steps = 20, chunk = 1024;
     int ctx_list[64], nctx = 0; /* --contexts */
+    const char *sched_path = NULL, *sched_ab = NULL, *sched_out = NULL; /* --schedule, --schedule-ab, --schedule-out */
     long long ctx_sum[16] = {0}; /* each batch's contexts at the start, summed */
     const char *only = "", *diag_path = NULL;
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
@@ -284,7 +462,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--chunk") && i + 1 < argc) chunk = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i]; /* decode | prefill (for profilers) */
-        else if (!strcmp(argv[i], "--contexts") && i + 1 < argc) {
+        else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) sched_path = argv[++i];
+        else if (!strcmp(argv[i], "--schedule-out") && i + 1 < argc) sched_out = argv[++i];
+        else if (!strcmp(argv[i], "--schedule-ab") && i + 1 < argc) {
+            sched_ab = argv[++i];
+            if (strcmp(sched_ab, "rope") && strcmp(sched_ab, "early") && !(!strncmp(sched_ab, "splits:", 7) && atoi(sched_ab + 7) > 0)) {
+                fprintf(stderr, "bench_model_cuda: --schedule-ab: expected rope, early or splits:N (N > 0), got '%s'\n", sched_ab);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--contexts") && i + 1 < argc) {
             nctx = 0;
             for (char *t = strtok(argv[++i], ",;"); t; t = strtok(NULL, ",;")) {
                 char *end = NULL;
@@ -347,6 +533,12 @@ int main(int argc, char **argv) {
     pl_cuda_backend_attn_split_rule(m->bctx, set_split_rule);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
     const pl_model_config *c = pl_model_get_config(m);
+    if (sched_path) { /* the served trace's steps instead of the batches and the prefill */
+        const double kvt = (double)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;
+        const int src = schedule_replay(m, sched_path, sched_ab, sched_out, bw, (double)pl_model_weight_bytes(m), kvt);
+        pl_model_free(m);
+        return src;
+    }
     size_t wbytes = pl_model_weight_bytes(m), V = (size_t)c->vocab_size;
     /* GEMM rate at the prefill chunk's own shape (the gate_up projection) */
     double tf_chunk = gemm_tflops(chunk, 2 * c->intermediate_size, c->hidden_size);
