@@ -14,7 +14,7 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab] [--fullk-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--schedule FILE [--schedule-ab rope|early|splits:N] [--schedule-out FILE]] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--schedule FILE [--schedule-ab NAME:N] [--schedule-out FILE]] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
@@ -240,21 +240,42 @@ static int diag_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *
  * sequence is brought to the step's context less its new token, outside the timing (rewound, or
  * extended by a prefill of the missing tokens), so the steps see the trace's shapes in the trace's
  * order, with its changes of split count and graph variant, rather than one shape held steady.
- * One untimed pass captures the graphs, then a timed one. --schedule-ab NAME times every step
- * under both settings of a backend switch (rope: the rope kernel against the fused rope; early:
- * old keys after the attention's PDL wait against before; splits:N: N context splits against the
- * contexts rule), the order alternating step by step and the sequences rewound between, for a
- * paired comparison on one card in one process. Prints medians of step / roofline overall and by
- * the block table's width (the longest context's power of two); --schedule-out writes each step. */
+ * One untimed pass captures the graphs, then a timed one. --schedule-ab NAME:N times every step
+ * under a backend hook's default (0) and N (sched_hooks: e.g. rope:1 the rope kernel instead of the
+ * fused rope, splits:6 six context splits instead of the contexts rule; rope and early alone mean
+ * :1), the order alternating step by step and the sequences rewound between, for a paired
+ * comparison on one card in one process. Prints medians of step / roofline overall and by the
+ * block table's width (the longest context's power of two); --schedule-out writes each step. */
 typedef struct {
     int step, n;
     int ctx[64];
 } sched_step;
 
+/* The backend hooks --schedule-ab takes, each 0 by default (see backend_cuda.h) */
+static const struct {
+    const char *name;
+    void (*set)(pl_cuda_backend *, int);
+} sched_hooks[] = {{"rope", pl_cuda_backend_attn_rope},     {"early", pl_cuda_backend_attn_early},
+                   {"splits", pl_cuda_backend_attn_splits}, {"warps", pl_cuda_backend_attn_warps},
+                   {"copy", pl_cuda_backend_attn_copy},     {"units", pl_cuda_backend_attn_units},
+                   {"order", pl_cuda_backend_attn_order},   {"kslice", pl_cuda_backend_kslice},
+                   {"mlp", pl_cuda_backend_fused_mlp},      {"wide", pl_cuda_backend_wide_proj},
+                   {"mlp-pre", pl_cuda_backend_mlp_pre},    {"tile-alone", pl_cuda_backend_tile_alone}};
+
+/* The hook of "NAME" or "NAME:N" (N > 0; NAME alone is N = 1) and its N, or -1 */
+static int sched_hook(const char *ab, int *n) {
+    const char *colon = strchr(ab, ':');
+    const size_t len = colon ? (size_t)(colon - ab) : strlen(ab);
+    *n = colon ? atoi(colon + 1) : 1;
+    for (int h = 0; h < (int)(sizeof sched_hooks / sizeof sched_hooks[0]); h++)
+        if (strlen(sched_hooks[h].name) == len && !strncmp(ab, sched_hooks[h].name, len)) return *n > 0 ? h : -1;
+    return -1;
+}
+
 static void sched_set(pl_cuda_backend *b, const char *ab, int on) {
-    if (!strcmp(ab, "rope")) pl_cuda_backend_attn_rope(b, on ? 1 : 0);
-    else if (!strcmp(ab, "early")) pl_cuda_backend_attn_early(b, on);
-    else if (!strncmp(ab, "splits:", 7)) pl_cuda_backend_attn_splits(b, on ? atoi(ab + 7) : 0);
+    int n = 0;
+    const int h = sched_hook(ab, &n);
+    if (h >= 0) sched_hooks[h].set(b, on ? n : 0);
 }
 
 static int sched_band(const sched_step *s) {
@@ -466,8 +487,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--schedule-out") && i + 1 < argc) sched_out = argv[++i];
         else if (!strcmp(argv[i], "--schedule-ab") && i + 1 < argc) {
             sched_ab = argv[++i];
-            if (strcmp(sched_ab, "rope") && strcmp(sched_ab, "early") && !(!strncmp(sched_ab, "splits:", 7) && atoi(sched_ab + 7) > 0)) {
-                fprintf(stderr, "bench_model_cuda: --schedule-ab: expected rope, early or splits:N (N > 0), got '%s'\n", sched_ab);
+            int n = 0;
+            if (sched_hook(sched_ab, &n) < 0) {
+                fprintf(stderr, "bench_model_cuda: --schedule-ab: expected NAME or NAME:N (N > 0), NAME one of");
+                for (int h = 0; h < (int)(sizeof sched_hooks / sizeof sched_hooks[0]); h++) fprintf(stderr, " %s", sched_hooks[h].name);
+                fprintf(stderr, "; got '%s'\n", sched_ab);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--contexts") && i + 1 < argc) {
