@@ -242,14 +242,20 @@ static int diag_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *
  * order, with its changes of split count and graph variant, rather than one shape held steady.
  * One untimed pass captures the graphs, then a timed one. --schedule-ab NAME:N times every step
  * under a backend hook's default (0) and N (sched_hooks: e.g. rope:1 the rope kernel instead of the
- * fused rope, splits:6 six context splits instead of the contexts rule; rope and early alone mean
- * :1), the order alternating step by step and the sequences rewound between, for a paired
+ * fused rope, splits:6 six context splits instead of the contexts rule; a NAME alone means :1;
+ * aa changes nothing, the pairing's own floor), the order alternating step by step and the sequences rewound between, for a paired
  * comparison on one card in one process. Prints medians of step / roofline overall and by the
  * block table's width (the longest context's power of two); --schedule-out writes each step. */
 typedef struct {
     int step, n;
     int ctx[64];
 } sched_step;
+
+/* --schedule-ab aa: both "settings" the same, the pairing's own floor */
+static void sched_same(pl_cuda_backend *b, int n) {
+    (void)b;
+    (void)n;
+}
 
 /* The backend hooks --schedule-ab takes, each 0 by default (see backend_cuda.h) */
 static const struct {
@@ -260,7 +266,8 @@ static const struct {
                    {"copy", pl_cuda_backend_attn_copy},     {"units", pl_cuda_backend_attn_units},
                    {"order", pl_cuda_backend_attn_order},   {"kslice", pl_cuda_backend_kslice},
                    {"mlp", pl_cuda_backend_fused_mlp},      {"wide", pl_cuda_backend_wide_proj},
-                   {"mlp-pre", pl_cuda_backend_mlp_pre},    {"tile-alone", pl_cuda_backend_tile_alone}};
+                   {"mlp-pre", pl_cuda_backend_mlp_pre},    {"tile-alone", pl_cuda_backend_tile_alone},
+                   {"aa", sched_same}};
 
 /* The hook of "NAME" or "NAME:N" (N > 0; NAME alone is N = 1) and its N, or -1 */
 static int sched_hook(const char *ab, int *n) {
