@@ -166,21 +166,20 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
         /* keys per split of s splits over the table (a multiple of 64), and the most splits of at least 128 */
         auto chunk_of = [max_ctx](long long s) { return ((max_ctx + s - 1) / s + 63) / 64 * 64; };
         const long long smax = (max_ctx + 127) / 128;
-        /* units holding keys at ch keys per split, from the host's copy of the contexts */
-        auto keyed_at = [&](long long ch) {
-            long long keyed = 0;
-            for (int b = 0; b < a->batch; ++b) {
-                const long long c = o.host_context_lens[b] > 0 ? o.host_context_lens[b] : 0;
-                keyed += base / a->batch * (((c < max_ctx ? c : max_ctx) + ch - 1) / ch);
-            }
-            return keyed;
-        };
         if (splits <= 0 && o.host_context_lens && kern == PL_CUDA_ATTN_DECODE_MMA && !p.wide_ctas) {
             /* the step's own contexts (the backend passes them): the most splits of at most 256 keys, in one wave,
              * whose units that hold keys are no more than the SMs. Measured in Qwen3-4B decode
              * steps on the H200 (thirty-sixth session): at batch 4 the shape heuristic's 8 splits
              * of 128 keys left 160-256 such CTAs at contexts 512-900 and took 2-5% longer than 4-6
              * splits; a rule from the table's width alone lost at short contexts. */
+            auto keyed_at = [&](long long ch) { /* units holding keys at ch keys per split */
+                long long keyed = 0;
+                for (int b = 0; b < a->batch; ++b) {
+                    const long long c = o.host_context_lens[b] > 0 ? o.host_context_lens[b] : 0;
+                    keyed += base / a->batch * (((c < max_ctx ? c : max_ctx) + ch - 1) / ch);
+                }
+                return keyed;
+            };
             for (long long s = smax < 256 ? smax : 256; s >= 1 && splits <= 0; --s) {
                 const long long ch = chunk_of(s);
                 if (ch > 256) break; /* fewer splits only lengthen them */
