@@ -14,7 +14,7 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab] [--fullk-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--schedule FILE [--schedule-ab NAME:N] [--schedule-out FILE]] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--schedule FILE [--schedule-ab NAME:N[+NAME:N...][,...]] [--schedule-out FILE]] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
@@ -243,7 +243,9 @@ static int diag_steps(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, int *
  * One untimed pass captures the graphs, then a timed one. --schedule-ab NAME:N times every step
  * under a backend hook's default (0) and N (sched_hooks: e.g. rope:1 the rope kernel instead of the
  * fused rope, splits:6 six context splits instead of the contexts rule; a NAME alone means :1;
- * aa changes nothing, the pairing's own floor), the order alternating step by step and the sequences rewound between, for a paired
+ * aa changes nothing, the pairing's own floor; NAME:N+NAME:N sets several at once; a comma list runs one such
+ * replay after another on the same model),
+ * the order alternating step by step and the sequences rewound between, for a paired
  * comparison on one card in one process. Prints medians of step / roofline overall and by the
  * block table's width (the longest context's power of two); --schedule-out writes each step. */
 typedef struct {
@@ -257,6 +259,13 @@ static void sched_same(pl_cuda_backend *b, int n) {
     (void)n;
 }
 
+/* The tile GEMM's knobs one at a time (pl_cuda_backend_tune_tile: 0 keeps its default) */
+static void sched_tile_ctas(pl_cuda_backend *b, int n) { pl_cuda_backend_tune_tile(b, n, 0, 0); }
+static void sched_tile_splits(pl_cuda_backend *b, int n) { pl_cuda_backend_tune_tile(b, 0, n, 0); }
+static void sched_tile_kt(pl_cuda_backend *b, int n) { pl_cuda_backend_tune_tile(b, 0, 0, n); }
+/* cublas:1 every matmul on cuBLAS (pl_cuda_backend_use_gemv mode 0; 1 is the default) */
+static void sched_cublas(pl_cuda_backend *b, int n) { pl_cuda_backend_use_gemv(b, n ? 0 : 1); }
+
 /* The backend hooks --schedule-ab takes, each 0 by default (see backend_cuda.h) */
 static const struct {
     const char *name;
@@ -267,6 +276,10 @@ static const struct {
                    {"order", pl_cuda_backend_attn_order},   {"kslice", pl_cuda_backend_kslice},
                    {"mlp", pl_cuda_backend_fused_mlp},      {"wide", pl_cuda_backend_wide_proj},
                    {"mlp-pre", pl_cuda_backend_mlp_pre},    {"tile-alone", pl_cuda_backend_tile_alone},
+                   {"parts", pl_cuda_backend_parts_norm},   {"tile-copy", pl_cuda_backend_tile_copy},
+                   {"tile-ctas", sched_tile_ctas},          {"tile-splits", sched_tile_splits},
+                   {"tile-kt", sched_tile_kt},              {"cublas", sched_cublas},
+                   {"swiglu-threads", pl_cuda_backend_swiglu_threads}, {"trigger", pl_cuda_backend_tile_trigger},
                    {"aa", sched_same}};
 
 /* The hook of "NAME" or "NAME:N" (N > 0; NAME alone is N = 1) and its N, or -1 */
@@ -279,10 +292,28 @@ static int sched_hook(const char *ab, int *n) {
     return -1;
 }
 
+/* NAME:N, or several joined by '+' (all set together) */
 static void sched_set(pl_cuda_backend *b, const char *ab, int on) {
-    int n = 0;
-    const int h = sched_hook(ab, &n);
-    if (h >= 0) sched_hooks[h].set(b, on ? n : 0);
+    for (const char *t = ab; t; t = strchr(t, '+') ? strchr(t, '+') + 1 : NULL) {
+        char one[64];
+        snprintf(one, sizeof one, "%.*s", (int)strcspn(t, "+"), t);
+        int n = 0;
+        const int h = sched_hook(one, &n);
+        if (h >= 0) sched_hooks[h].set(b, on ? n : 0);
+    }
+}
+
+/* Whether every '+' part of ab names a hook */
+static int sched_valid(const char *ab) {
+    for (const char *t = ab; t; t = strchr(t, '+') ? strchr(t, '+') + 1 : NULL) {
+        char one[64];
+        const size_t len = strcspn(t, "+");
+        int n = 0;
+        if (len >= sizeof one) return 0;
+        snprintf(one, sizeof one, "%.*s", (int)len, t);
+        if (sched_hook(one, &n) < 0) return 0;
+    }
+    return 1;
 }
 
 static int sched_band(const sched_step *s) {
@@ -369,6 +400,7 @@ static int schedule_replay(pl_model *m, const char *path, const char *ab, const 
     for (int i = 0; !rc && i < maxc + B; i++) toks[i] = (int32_t)((i * 7919 + 13) % c->vocab_size);
     for (int b = 0; b < B && !rc; b++) rc = pl_kv_seq_init(&seqs[b], &pools, err, sizeof err), sp[b] = &seqs[b];
     const int settings = ab ? 2 : 1;
+    long cap0 = 0, rep0 = 0, ret0 = 0, cap1 = 0, rep1 = 0, ret1 = 0;
     for (int pass = 0; pass < 2 && !rc; pass++)
         for (int i = 0; i < kept && !rc; i++)
             for (int k = 0; k < settings && !rc; k++) {
@@ -384,11 +416,13 @@ static int schedule_replay(pl_model *m, const char *path, const char *ab, const 
                 }
                 if (settings == 2) sched_set(m->bctx, ab, on);
                 for (int b = 0; b < B; b++) lens[b] = 1, pos[b] = pl_kv_seq_offset(&seqs[b]);
+                if (pass == 1 && i == 0 && k == 0) pl_cuda_backend_graph_stats(m->bctx, &cap0, &rep0, &ret0);
                 pl_forward_batch fb = {B, toks + i % 64, lens, pos, sp, NULL, 0};
                 const double ts = pl_now_seconds();
                 if (!rc) rc = pl_model_forward_sample(m, &fb, NULL, sampled, err, sizeof err);
                 ms[(size_t)i * 2 + on] = 1e3 * (pl_now_seconds() - ts);
             }
+    pl_cuda_backend_graph_stats(m->bctx, &cap1, &rep1, &ret1);
     if (settings == 2) sched_set(m->bctx, ab, 0);
     if (rc) fprintf(stderr, "bench_model_cuda: --schedule: %s\n", err);
     FILE *of = !rc && out_path ? fopen(out_path, "w") : NULL;
@@ -421,7 +455,10 @@ static int schedule_replay(pl_model *m, const char *path, const char *ab, const 
                 fputc('\n', of);
             }
         }
-        if (band < 0) printf("schedule %s: %d steps at %d rows replayed (roofline at the copy ceiling %.0f GB/s)\n", path, kept, B, bw);
+        if (band < 0)
+            printf("schedule %s%s%s: %d steps at %d rows replayed (roofline at the copy ceiling %.0f GB/s; timed pass: %ld graph "
+                   "captures, %ld replays, %ld eager redos)\n",
+                   path, ab ? ", paired A/B " : "", ab ? ab : "", kept, B, bw, cap1 - cap0, rep1 - rep0, ret1 - ret0);
         char what[64];
         if (band < 0) snprintf(what, sizeof what, "all steps");
         else snprintf(what, sizeof what, "tables of %d keys", bands[band]);
@@ -494,12 +531,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--schedule-out") && i + 1 < argc) sched_out = argv[++i];
         else if (!strcmp(argv[i], "--schedule-ab") && i + 1 < argc) {
             sched_ab = argv[++i];
-            int n = 0;
-            if (sched_hook(sched_ab, &n) < 0) {
-                fprintf(stderr, "bench_model_cuda: --schedule-ab: expected NAME or NAME:N (N > 0), NAME one of");
-                for (int h = 0; h < (int)(sizeof sched_hooks / sizeof sched_hooks[0]); h++) fprintf(stderr, " %s", sched_hooks[h].name);
-                fprintf(stderr, "; got '%s'\n", sched_ab);
-                return 2;
+            for (const char *t = sched_ab; t; t = strchr(t, ',') ? strchr(t, ',') + 1 : NULL) {
+                char one[256];
+                const size_t len = strcspn(t, ",");
+                snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), t);
+                if (len >= sizeof one || !sched_valid(one)) {
+                    fprintf(stderr, "bench_model_cuda: --schedule-ab: expected NAME or NAME:N (N > 0), or a comma list of them, NAME one of");
+                    for (int h = 0; h < (int)(sizeof sched_hooks / sizeof sched_hooks[0]); h++) fprintf(stderr, " %s", sched_hooks[h].name);
+                    fprintf(stderr, "; got '%s'\n", one);
+                    return 2;
+                }
             }
         } else if (!strcmp(argv[i], "--contexts") && i + 1 < argc) {
             nctx = 0;
@@ -566,7 +607,21 @@ int main(int argc, char **argv) {
     const pl_model_config *c = pl_model_get_config(m);
     if (sched_path) { /* the served trace's steps instead of the batches and the prefill */
         const double kvt = (double)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;
-        const int src = schedule_replay(m, sched_path, sched_ab, sched_out, bw, (double)pl_model_weight_bytes(m), kvt);
+        int src = 0;
+        if (!sched_ab) src = schedule_replay(m, sched_path, NULL, sched_out, bw, (double)pl_model_weight_bytes(m), kvt);
+        /* a comma list: one paired replay after another on the same model (built once); each writes
+         * --schedule-out FILE.NAME-N */
+        for (const char *t = sched_ab; t && !src; t = strchr(t, ',') ? strchr(t, ',') + 1 : NULL) {
+            char one[256], out[1024];
+            snprintf(one, sizeof one, "%.*s", (int)strcspn(t, ","), t);
+            if (sched_out) {
+                snprintf(out, sizeof out, "%s.%s", sched_out, one);
+                for (char *q = strchr(out, ':'); q; q = strchr(q, ':')) *q = '-';
+            }
+            src = schedule_replay(m, sched_path, one, sched_out ? (strchr(sched_ab, ',') ? out : sched_out) : NULL, bw,
+                                  (double)pl_model_weight_bytes(m), kvt);
+            fflush(stdout);
+        }
         pl_model_free(m);
         return src;
     }

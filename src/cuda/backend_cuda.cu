@@ -198,6 +198,7 @@ struct pl_cuda_backend {
     int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
     int attn_units;          /* its work units per CTA (pl_cuda_attn_options.decode_units_per_cta; 0: AUTO) */
     int attn_order;          /* their order over CTAs (pl_cuda_attn_options.decode_units_order; 0: AUTO) */
+    int swiglu_threads;      /* benchmark hook pl_cuda_backend_swiglu_threads: the SwiGLU kernel's CTA width (0: AUTO) */
     int attn_split_shapes;   /* its split count: 0 from the step's contexts (pl_cuda_attn_options.host_context_lens), 1 from the shapes */
     int attn_rope;           /* pending rope and appends into the decode attention: 0 AUTO (rope_into_attention), 1 never, 2 always */
     int skip;                /* benchmark only: PL_CUDA_SKIP_* kinds of op that launch nothing */
@@ -1532,7 +1533,13 @@ int launch_fullk(pl_cuda_backend *b, const pl_cuda_mlp_plan &plan, const void *w
 int launch_held_gemm(pl_cuda_backend *b, const void *w, const void *x, void *y, int rows, int N, int K) {
     pl_cuda_mlp_plan fp;
     if (fullk_takes(b, rows, N, K, w, x, y, &fp)) return launch_fullk(b, fp, w, x, y, rows);
-    const pl_cuda_gemv_ws ws = gemv_ws_for(b, rows, readable_rows(b, x, (size_t)K * 2));
+    pl_cuda_gemv_ws ws = gemv_ws_for(b, rows, readable_rows(b, x, (size_t)K * 2));
+    /* A held split GEMM that no norm took (the qkv projection, the decode attention next) lets
+     * the attention launch halfway through its main loop (AUTO), not at entry: the attention's
+     * CTAs then enter as this GEMM's leave instead of taking SM slots and DRAM while it streams.
+     * Measured on the H200 over the seed trace's batch-4 schedule, paired per step (PERF.md,
+     * fortieth session): 0.4-0.8% faster; after the PDL wait 0.3-0.4%, at the end 1.5% slower. */
+    if (!ws.tile_trigger) ws.tile_trigger = 3 | 7 << 4;
     const int ge = pl_cuda_gemv_bf16(w, x, rows, N, K, y, 0, PL_CUDA_GEMV_TILE, &ws, b->stream);
     if (ge != 0)
         return set_err(b, PL_ERR_CUDA, "matmul [%d x %d] x [%d x %d]^T: gemv launch: %s", rows, K, N, K,
@@ -1638,7 +1645,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->parts_norm, (unsigned long long)b->gemv_ws.kslice,
         (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt),
         (unsigned long long)b->wide_mode, (unsigned long long)b->mlp_pre, (unsigned long long)b->fullk_mode,
-        (unsigned long long)b->fullk_ring, (unsigned long long)b->fullk_pre, (unsigned long long)b->gemv_ws.tile_alone);
+        (unsigned long long)b->fullk_ring, (unsigned long long)b->fullk_pre, (unsigned long long)b->gemv_ws.tile_alone,
+        (unsigned long long)b->gemv_ws.tile_trigger);
     if (REPLAYING(b)) return PL_OK;
     if (mlp_down) {
         const int rc = launch_mlp(b, w->d, out, err, err_len);
@@ -1840,14 +1848,21 @@ int launch_swiglu(pl_cuda_backend *b, const void *gu, int rows, int inter, void 
     const size_t es = esize(b->act);
     for (int r0 = 0; r0 < rows; r0 += 65535) { /* grid.y limit */
         const int nr = rows - r0 < 65535 ? rows - r0 : 65535;
-        const dim3 grid((unsigned)((inter + 255) / 256 < 64 ? (inter + 255) / 256 : 64), (unsigned)nr);
+        /* AUTO: 1024-thread CTAs at 3-8 rows, 256 elsewhere. A 1024-thread CTA enters only where
+         * the gate/up GEMM's CTAs have left room, so the down GEMM's CTAs, launched once all of
+         * these have entered, come later. Measured on the H200, paired per step over replayed
+         * schedules (PERF.md, fortieth session): batch 4 (the seed trace) 0.3-0.6% faster, batch 8
+         * level, batches 1, 2, 16 and 32 0.2-1.3% slower; fewer or smaller CTAs, or 8 elements a
+         * thread, were slower at batch 4 */
+        const int t = b->swiglu_threads ? b->swiglu_threads : rows >= 3 && rows <= 8 ? 1024 : 256;
+        const dim3 grid((unsigned)((inter + t - 1) / t < 64 ? (inter + t - 1) / t : 64), (unsigned)nr);
         const char *g = static_cast<const char *>(gu) + (size_t)r0 * 2 * inter * es;
         char *o = static_cast<char *>(out) + (size_t)r0 * inter * es;
         if (b->act == PL_BF16)
-            launch_pdl(swiglu_kernel<__nv_bfloat16>, grid, dim3(256), 0, b->stream, b->pdl_small,
+            launch_pdl(swiglu_kernel<__nv_bfloat16>, grid, dim3((unsigned)t), 0, b->stream, b->pdl_small,
                        reinterpret_cast<const __nv_bfloat16 *>(g), inter, reinterpret_cast<__nv_bfloat16 *>(o));
         else
-            launch_pdl(swiglu_kernel<float>, grid, dim3(256), 0, b->stream, b->pdl_small, reinterpret_cast<const float *>(g), inter,
+            launch_pdl(swiglu_kernel<float>, grid, dim3((unsigned)t), 0, b->stream, b->pdl_small, reinterpret_cast<const float *>(g), inter,
                        reinterpret_cast<float *>(o));
     }
     return check_launch(b, "swiglu kernel");
@@ -1863,7 +1878,7 @@ int op_swiglu(void *ctx, const void *gu, int rows, int inter, void *out) {
     const size_t n = (size_t)rows * inter;
     if (!n) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_SWIGLU) return PL_OK;
-    SIG(b, 9ULL, U64(gu), (unsigned long long)rows, (unsigned long long)inter, U64(out));
+    SIG(b, 9ULL, U64(gu), (unsigned long long)rows, (unsigned long long)inter, U64(out), (unsigned long long)b->swiglu_threads);
     if (REPLAYING(b)) return PL_OK;
     if (held) {
         b->mlp.stage = 2;
@@ -2094,7 +2109,7 @@ int op_head_greedy(void *ctx, const void *x, int rows, const void *wp, char *err
     SIG(b, 14ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(b->argmax_keys), U64(b->argmax_tokens_dev),
         (unsigned long long)b->gemv_mode, (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
-        (unsigned long long)b->gemv_ws.tile_copy);
+        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->gemv_ws.tile_trigger);
     if (REPLAYING(b)) return PL_OK;
     const int ge = pl_cuda_gemv_argmax_bf16(w->d, x, rows, w->rows, w->cols, b->argmax_keys, &b->gemv_ws, b->stream);
     if (ge != 0)
@@ -2639,6 +2654,13 @@ void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_spli
     b->gemv_ws.tile_ctas_per_sm = ctas_per_sm > 0 ? ctas_per_sm : 0;
     b->gemv_ws.tile_max_splits = max_splits > 0 ? max_splits : 0;
     b->gemv_ws.tile_min_ktiles = min_ktiles > 0 ? min_ktiles : 0;
+}
+
+void pl_cuda_backend_swiglu_threads(pl_cuda_backend *b, int threads) {
+    if (b) b->swiglu_threads = threads >= 32 && threads <= 1024 && threads % 32 == 0 ? threads : 0;
+}
+void pl_cuda_backend_tile_trigger(pl_cuda_backend *b, int trigger) {
+    if (b) b->gemv_ws.tile_trigger = trigger > 0 ? trigger : 0;
 }
 
 void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows) {

@@ -145,6 +145,15 @@ void pl_cuda_backend_tune_tile(pl_cuda_backend *b, int ctas_per_sm, int max_spli
  * Measured (PERF.md, thirty-third session): Qwen3-4B's batch-64 step 1.5-2.4% faster, Qwen3-8B's
  * level to 1.5% slower, Qwen3-1.7B's 5% slower, so not the default. */
 void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows);
+/* Benchmark hook: where the tile and k-sliced GEMM kernels let the next kernel launch
+ * (pl_cuda_gemv_ws.tile_trigger: mode & 15, kinds >> 4; 0: AUTO, at entry but halfway through
+ * the main loop for a held split GEMM that no norm takes, the decode step's qkv projection;
+ * 16: at entry everywhere, as before the fortieth session). */
+void pl_cuda_backend_tile_trigger(pl_cuda_backend *b, int trigger);
+/* Benchmark hook: the SwiGLU kernel's threads per CTA, 32-1024 in warps (0: AUTO, 1024 at 3-8
+ * rows, else 256, as everywhere before the fortieth session; its grid is a row's elements over
+ * them, at most 64 CTAs a row). */
+void pl_cuda_backend_swiglu_threads(pl_cuda_backend *b, int threads);
 /* Test and benchmark hook: the tile GEMM's stage copies, 0 default (TMA boxes),
  * 1 cp.async, 2 TMA boxes (cp.async where the driver has no tensor-map encoder). */
 void pl_cuda_backend_tile_copy(pl_cuda_backend *b, int mode);

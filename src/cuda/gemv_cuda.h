@@ -36,6 +36,10 @@ typedef struct pl_cuda_gemv_ws {
     long *kslice_runs; /* NULL, or a counter the host adds one to at each k-sliced launch (a test hook's) */
     int x_rows;        /* rows of x that may be read, at least the call's M (0: M); the k-sliced tiles' 8-row x
                           boxes then read up to 8 of them, since out-of-range box rows were measured slow */
+    int tile_trigger;  /* where the tile and k-sliced kernels let the next kernel launch (PDL): mode trigger & 15
+                          (0 at entry; 1 after the PDL wait; 2 after the main loop; 3, 4, 5 a half, a quarter,
+                          three quarters through it) for the kinds in trigger >> 4 (1: N < K, o and down; 2: K <= N
+                          <= 4K, qkv; 4: N > 4K); 0 at entry everywhere (the backend's held qkv GEMM takes 3) */
     int tile_alone;    /* past `tile_alone` rows (0: never), a tile launch of one wave (tiles x splits <= sms)
                           asks for PL_CUDA_GEMV_ALONE_SMEM bytes, so no two of its CTAs share an SM */
 } pl_cuda_gemv_ws;
