@@ -292,26 +292,18 @@ static int sched_hook(const char *ab, int *n) {
     return -1;
 }
 
-/* NAME:N, or several joined by '+' (all set together) */
-static void sched_set(pl_cuda_backend *b, const char *ab, int on) {
-    for (const char *t = ab; t; t = strchr(t, '+') ? strchr(t, '+') + 1 : NULL) {
-        char one[64];
-        snprintf(one, sizeof one, "%.*s", (int)strcspn(t, "+"), t);
-        int n = 0;
-        const int h = sched_hook(one, &n);
-        if (h >= 0) sched_hooks[h].set(b, on ? n : 0);
-    }
-}
-
-/* Whether every '+' part of ab names a hook */
-static int sched_valid(const char *ab) {
+/* NAME:N, or several joined by '+' (all set together; b NULL: only checked); 0 when a part names no hook */
+static int sched_set(pl_cuda_backend *b, const char *ab, int on) {
     for (const char *t = ab; t; t = strchr(t, '+') ? strchr(t, '+') + 1 : NULL) {
         char one[64];
         const size_t len = strcspn(t, "+");
-        int n = 0;
-        if (len >= sizeof one) return 0;
-        snprintf(one, sizeof one, "%.*s", (int)len, t);
-        if (sched_hook(one, &n) < 0) return 0;
+        int n = 0, h = -1;
+        if (len < sizeof one) {
+            snprintf(one, sizeof one, "%.*s", (int)len, t);
+            h = sched_hook(one, &n);
+        }
+        if (h < 0) return 0;
+        if (b) sched_hooks[h].set(b, on ? n : 0);
     }
     return 1;
 }
@@ -535,7 +527,7 @@ int main(int argc, char **argv) {
                 char one[256];
                 const size_t len = strcspn(t, ",");
                 snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), t);
-                if (len >= sizeof one || !sched_valid(one)) {
+                if (len >= sizeof one || !sched_set(NULL, one, 0)) {
                     fprintf(stderr, "bench_model_cuda: --schedule-ab: expected NAME or NAME:N (N > 0), or a comma list of them, NAME one of");
                     for (int h = 0; h < (int)(sizeof sched_hooks / sizeof sched_hooks[0]); h++) fprintf(stderr, " %s", sched_hooks[h].name);
                     fprintf(stderr, "; got '%s'\n", one);

@@ -1851,7 +1851,7 @@ int launch_swiglu(pl_cuda_backend *b, const void *gu, int rows, int inter, void 
         /* AUTO: 1024-thread CTAs at 3-8 rows, 256 elsewhere. A 1024-thread CTA enters only where
          * the gate/up GEMM's CTAs have left room, so the down GEMM's CTAs, launched once all of
          * these have entered, come later. Measured on the H200, paired per step over replayed
-         * schedules (PERF.md, fortieth session): batch 4 (the seed trace) 0.3-0.6% faster, batch 8
+         * schedules (PERF.md, fortieth session): batch 4 (the seed trace) 0.2-0.6% faster, batch 8
          * level, batches 1, 2, 16 and 32 0.2-1.3% slower; fewer or smaller CTAs, or 8 elements a
          * thread, were slower at batch 4 */
         const int t = b->swiglu_threads ? b->swiglu_threads : rows >= 3 && rows <= 8 ? 1024 : 256;
