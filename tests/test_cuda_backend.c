@@ -268,6 +268,52 @@ static void test_matmul(pair *p) {
  * its K-split partials and the norm kernel adds them (pl_cuda_backend_parts_norm); h, the GEMM
  * output and the norm must be the bits of the unfused pair, and near the CPU's. A GEMM followed
  * by another op (add) launches as before. */
+/* The tile GEMM's split fixup with either arrival (pl_cuda_backend_tile_fixup 1: fences, 2:
+ * one acq_rel atomic): the same bits both ways (only the counting differs; an arrival that let
+ * the last CTA read a partial early would not), and the CPU's product within bf16 tolerance.
+ * Rows 2-16 with 4-16 K splits, several rounds, so a racing read has chances to show. */
+static void test_tile_fixup(pair *p) {
+    pl_cuda_backend_kslice(p->g, 1); /* the split tile kernel, not the k-sliced tiles */
+    static const int shapes[][3] = {{6144, 2560, 4}, {1536, 4096, 3}, {768, 8192, 16}, {6144, 2560, 2}, {1000, 3000, 9}};
+    char what[128];
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
+        const size_t n = (size_t)M * N, e = esz(p->dt);
+        float *w = rand_act(PL_F32, (size_t)N * K, 1.0f), *x = rand_act(p->dt, (size_t)M * K, 1.0f);
+        void *cw = make_weight(p, 0, w, N, K, 1, 1), *gw = make_weight(p, 1, w, N, K, 1, 1);
+        void *xa = to_act(p->dt, x, (size_t)M * K), *dx = dup_dev(p, xa, (size_t)M * K * e), *dy = p->go->alloc(p->g, n * e);
+        unsigned char *yb[2];
+        for (int mode = 0; mode < 2; mode++) {
+            pl_cuda_backend_tile_fixup(p->g, mode + 1);
+            yb[mode] = malloc(n * e);
+            for (int round = 0; round < 3; round++) {
+                CHECK(cudaMemsetAsync(dy, 0xff, n * e, p->st) == cudaSuccess); /* NaN: every element must be written */
+                CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+                CHECK_OK(pl_cuda_backend_sync(p->g, err, sizeof err), err);
+                unsigned char *got = malloc(n * e);
+                down(p, got, dy, n * e);
+                if (round == 0) memcpy(yb[mode], got, n * e);
+                snprintf(what, sizeof what, "tile fixup %d [%d x %d] x [%d x %d]^T, round %d", mode + 1, M, K, N, K, round);
+                CHECK_MSG(memcmp(yb[mode], got, n * e) == 0, "%s: differs from round 0", what);
+                free(got);
+            }
+        }
+        pl_cuda_backend_tile_fixup(p->g, 0);
+        snprintf(what, sizeof what, "tile fixup [%d x %d] x [%d x %d]^T", M, K, N, K);
+        CHECK_MSG(memcmp(yb[0], yb[1], n * e) == 0, "%s: the two arrivals give different bits", what);
+        void *cy = malloc(n * e);
+        float *gf = malloc(sizeof(float) * n), *cf = malloc(sizeof(float) * n);
+        CHECK_OK(p->co->matmul(&p->cpu, xa, M, cw, cy, 0, err, sizeof err), err);
+        from_act(p->dt, yb[1], n, gf);
+        from_act(p->dt, cy, n, cf);
+        cmp(what, gf, cf, n, 1e-2, 1e-3);
+        p->go->free(p->g, dx), p->go->free(p->g, dy);
+        p->co->weight_free(&p->cpu, cw), p->go->weight_free(p->g, gw);
+        free(cy), free(gf), free(cf), free(w), free(x), free(xa), free(yb[0]), free(yb[1]);
+    }
+    pl_cuda_backend_kslice(p->g, 0);
+}
+
 static void test_matmul_norm(pair *p) {
     pl_cuda_backend_kslice(p->g, 1); /* the split partials' path: k-sliced tiles leave none (test_matmul covers them) */
     /* {dim (N), K, M}: 1 to 16 CTAs per row in the norm (4352: none fits, the GEMM adds its
@@ -1512,6 +1558,7 @@ int main(void) {
         if (i == 0) test_rope_attention(&p);
         if (i == 0) {
             test_matmul_norm(&p);
+            test_tile_fixup(&p);
             test_mlp_fused(&p);
             test_wide_proj(&p);
             test_fullk_proj(&p);

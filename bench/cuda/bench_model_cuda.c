@@ -280,6 +280,7 @@ static const struct {
                    {"tile-ctas", sched_tile_ctas},          {"tile-splits", sched_tile_splits},
                    {"tile-kt", sched_tile_kt},              {"cublas", sched_cublas},
                    {"swiglu-threads", pl_cuda_backend_swiglu_threads}, {"trigger", pl_cuda_backend_tile_trigger},
+                   {"fixup", pl_cuda_backend_tile_fixup},
                    {"aa", sched_same}};
 
 /* The hook of "NAME" or "NAME:N" (N > 0; NAME alone is N = 1) and its N, or -1 */

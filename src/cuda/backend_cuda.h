@@ -150,6 +150,11 @@ void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows);
  * the main loop for a held split GEMM that no norm takes, the decode step's qkv projection;
  * 16: at entry everywhere, as before the fortieth session). */
 void pl_cuda_backend_tile_trigger(pl_cuda_backend *b, int trigger);
+/* Benchmark hook: how the tile GEMM's K-split CTAs count in before the last one adds their
+ * partials (pl_cuda_gemv_ws.tile_fixup: 0 AUTO, one acq_rel atomic from 3 rows; 1 a fence by
+ * every thread, the atomic and a fence, as before the forty-first session; 2 the atomic at
+ * every row count). */
+void pl_cuda_backend_tile_fixup(pl_cuda_backend *b, int mode);
 /* Benchmark hook: the SwiGLU kernel's threads per CTA, 32-1024 in warps (0: AUTO, 1024 at 3-8
  * rows, else 256, as everywhere before the fortieth session; its grid is a row's elements over
  * them, at most 64 CTAs a row). */

@@ -163,6 +163,22 @@ __device__ __forceinline__ bool arrived_last(int *counter, int n) {
     return last;
 }
 
+/* arrived_last as one acq_rel atomic by thread 0 after the barrier, instead of a fence by
+ * every thread, the atomic and a fence: the release is cumulative over the CTA's partial
+ * stores (ordered before it by bar.sync), and the barrier after it orders the last CTA's
+ * loads after the acquire (the arrive / wait of CUTLASS's generic barrier in one atomic) */
+__device__ __forceinline__ bool arrived_last_ar(int *counter, int n) {
+    __shared__ int last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int old;
+        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
+        last = old == n - 1;
+    }
+    __syncthreads();
+    return last;
+}
+
 /* The eight warps' m16n8 C fragments of one 16-row tile (rows g, g + 8; tokens 2 t, 2 t + 1),
  * added in warp order through red ([8][32][4] floats, shared): thread tid < 128 returns the
  * sum of element tid & 3 of lane tid >> 2 (frag_store's element), the others 0. */
@@ -347,6 +363,8 @@ __global__ void __launch_bounds__(TW * 32, 2)
     gemm_tile_kernel(const __nv_bfloat16 *__restrict__ W, const __nv_bfloat16 *__restrict__ x, int M, int N, int K,
                      OutT *__restrict__ y, float *ws, int *cnt, const __grid_constant__ CUtensorMap tw,
                      const __grid_constant__ CUtensorMap tx, int trig) {
+    const bool ar = trig & 16; /* the split fixup arrives by arrived_last_ar (launch_tile) */
+    trig &= 15;
     if (trig == 0) pdl_trigger();
     PL_DIAG_SCOPE(1, N, K, (unsigned long long)M | (unsigned long long)gridDim.y << 16 | (unsigned long long)NP << 24 | (unsigned long long)TMA << 32);
     extern __shared__ __align__(128) unsigned char tsm[];
@@ -523,7 +541,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
                     make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
         /* a float4 or two per thread and split, so the last CTA of the tile adds them
          * instead of a launch more */
-        if (!arrived_last(&cnt[tile], ks)) return;
+        if (!(ar ? arrived_last_ar(&cnt[tile], ks) : arrived_last(&cnt[tile], ks))) return;
         constexpr int FQ = 8; /* NP == 1 here */
 #pragma unroll
         for (int nt = 0; nt < 2 * NP; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
@@ -726,10 +744,17 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
     const int tiles = (N + TBM - 1) / TBM;
     const int smem = ws && ws->tile_alone > 0 && M > ws->tile_alone && tiles * ks <= ws->sms ? PL_CUDA_GEMV_ALONE_SMEM : T_SMEM;
     cudaError_t e;
-    if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, trig);
-    else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, trig);
-    else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, trig);
-    else e = launch_tile_np<4>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, trig);
+    /* the split fixup's arrival (tile_fixup): one acq_rel atomic from 3 rows (AUTO). Measured on
+     * the H200, paired per step over replayed decode schedules (PERF.md, forty-first session):
+     * batches 4, 8 and 16 0.3-0.7% faster than a fence by every thread (the qkv projection's
+     * tail, which the decode attention waits for); batch 2 0.5-0.6% slower in one call, so 2
+     * rows keep the fences */
+    const int fx = ws ? ws->tile_fixup : 0;
+    const int tt = trig | (fx == 2 || (fx == 0 && M >= 3) ? 16 : 0);
+    if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);
+    else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);
+    else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);
+    else e = launch_tile_np<4>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);
     return e != cudaSuccess ? e : cudaGetLastError();
 }
 

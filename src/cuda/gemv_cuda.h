@@ -40,6 +40,9 @@ typedef struct pl_cuda_gemv_ws {
                           (0 at entry; 1 after the PDL wait; 2 after the main loop; 3, 4, 5 a half, a quarter,
                           three quarters through it) for the kinds in trigger >> 4 (1: N < K, o and down; 2: K <= N
                           <= 4K, qkv; 4: N > 4K); 0 at entry everywhere (the backend's held qkv GEMM takes 3) */
+    int tile_fixup;    /* how a tile GEMM's K-split CTAs count in before the last adds the partials: 0 AUTO (2 from
+                          3 rows, else 1), 1 a fence by every thread, the atomic and a fence, 2 one acq_rel atomic
+                          by thread 0 between two barriers */
     int tile_alone;    /* past `tile_alone` rows (0: never), a tile launch of one wave (tiles x splits <= sms)
                           asks for PL_CUDA_GEMV_ALONE_SMEM bytes, so no two of its CTAs share an SM */
 } pl_cuda_gemv_ws;

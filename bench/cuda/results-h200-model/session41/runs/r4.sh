@@ -1,0 +1,20 @@
+#!/bin/bash
+# Session 41, run 4: the qkv partials in the attention (AUTO), now with the first unit's q rows and new k/v partials
+# loaded after its first K/V stages are issued, in one round trip (no stall mid-stream). Paired A/Bs against AUTO over
+# the seed trace's batch-4 schedule and session 40's batch-8 schedule: qkv-parts:1 never (the GEMM adds its splits;
+# twice); 2 diagnostic: no sums anywhere, the attention reads qkv as left (wrong values; the ceiling of removing the
+# GEMM's tail). Then test_cuda_backend and test_cuda_model.
+cd "$(dirname "$0")/../../../../.."
+mkdir -p /tmp/b4 && tar xJf .carry/b4/bin.tar.xz -C /tmp/b4; B=/tmp/b4/bin
+export LD_LIBRARY_PATH=$PWD/.carry/cm/lib:/usr/local/cuda/lib64 PAGELLM_ROOT=$PWD OMP_WAIT_POLICY=passive OMP_NUM_THREADS=$(nproc)
+O=/tmp/or4; mkdir -p $O; D=bench/cuda/results-h200-model
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > $O/gpu.txt 2>&1
+for s in $D/session39/seed-trace-steps-cpu.csv $D/session40/sched-b8.csv; do
+  n=$(basename $s .csv)
+  L=aa,qkv-parts:1,qkv-parts:2,qkv-parts:1,aa
+  timeout 150 $B/bench_model_cuda --schedule $s --schedule-ab $L --schedule-out $O/$n.csv > $O/$n.txt 2>&1; echo "$n rc $?"
+  grep -E "^schedule|all steps|tables of" $O/$n.txt | sed -e 's/schedule bench.*paired A\/B /AB /' -e 's/: [0-9]* steps.*timed pass:/:/' -e 's/step \/ roofline median //'
+done
+timeout 150 $B/test_cuda_backend > $O/test_cuda_backend.log 2>&1; echo "test_cuda_backend rc $?: $(tail -1 $O/test_cuda_backend.log)"
+timeout 150 $B/test_cuda_model > $O/test_cuda_model.log 2>&1; echo "test_cuda_model rc $?: $(tail -1 $O/test_cuda_model.log)"
+tar czf ${OUT:-/tmp}/r4.tgz -C /tmp or4
