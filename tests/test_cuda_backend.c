@@ -264,14 +264,10 @@ static void test_matmul(pair *p) {
     pl_cuda_backend_kslice(p->g, 0);
 }
 
-/* A split tile GEMM then the residual add + RMSNorm of its output: by default the GEMM leaves
- * its K-split partials and the norm kernel adds them (pl_cuda_backend_parts_norm); h, the GEMM
- * output and the norm must be the bits of the unfused pair, and near the CPU's. A GEMM followed
- * by another op (add) launches as before. */
 /* The tile GEMM's split fixup with either arrival (pl_cuda_backend_tile_fixup 1: fences, 2:
  * one acq_rel atomic): the same bits both ways (only the counting differs; an arrival that let
  * the last CTA read a partial early would not), and the CPU's product within bf16 tolerance.
- * Rows 2-16 with 4-16 K splits, several rounds, so a racing read has chances to show. */
+ * Rows 2-16 with 5-16 K splits, several rounds, so a racing read has chances to show. */
 static void test_tile_fixup(pair *p) {
     pl_cuda_backend_kslice(p->g, 1); /* the split tile kernel, not the k-sliced tiles */
     static const int shapes[][3] = {{6144, 2560, 4}, {1536, 4096, 3}, {768, 8192, 16}, {6144, 2560, 2}, {1000, 3000, 9}};
@@ -314,6 +310,10 @@ static void test_tile_fixup(pair *p) {
     pl_cuda_backend_kslice(p->g, 0);
 }
 
+/* A split tile GEMM then the residual add + RMSNorm of its output: by default the GEMM leaves
+ * its K-split partials and the norm kernel adds them (pl_cuda_backend_parts_norm); h, the GEMM
+ * output and the norm must be the bits of the unfused pair, and near the CPU's. A GEMM followed
+ * by another op (add) launches as before. */
 static void test_matmul_norm(pair *p) {
     pl_cuda_backend_kslice(p->g, 1); /* the split partials' path: k-sliced tiles leave none (test_matmul covers them) */
     /* {dim (N), K, M}: 1 to 16 CTAs per row in the norm (4352: none fits, the GEMM adds its

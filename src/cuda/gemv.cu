@@ -748,7 +748,7 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
      * the H200, paired per step over replayed decode schedules (PERF.md, forty-first session):
      * batches 4, 8 and 16 0.3-0.7% faster than a fence by every thread (the qkv projection's
      * tail, which the decode attention waits for); batch 2 0.5-0.6% slower in one call, so 2
-     * rows keep the fences */
+     * rows keep the fences (a weak reason: identical code paired there read 0.4% in another) */
     const int fx = ws ? ws->tile_fixup : 0;
     const int tt = trig | (fx == 2 || (fx == 0 && M >= 3) ? 16 : 0);
     if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);
