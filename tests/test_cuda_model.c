@@ -131,14 +131,18 @@ static void synthetic_pair(const char *shape, int threads, int prefill, int deco
  * step is captured in (a growth past the first cut leaves the step's first segments launched
  * before its eager redo). From step 20 the forced attention splits alternate between 2 and 3
  * each step, in both runs: other launch settings under the same graph key, which the graphed run
- * must replay as two captured variants, switching between them, not recapture every step. */
-static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
+ * must replay as two captured variants, switching between them, not recapture every step.
+ * uploads: the graphed run's step uploads (pl_cuda_backend_step_uploads) 0 (AUTO, one copy before
+ * each segment), 1 (copy nodes in the graphs), or 2: from step 30 the two alternate as well, so
+ * graphs of either kind replay after the other's. */
+static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments, int uploads) {
     pl_model_options og = {dt, PL_DEVICE_CUDA, 2, 0, 0};
     pl_model *m = NULL;
     CHECK_OK(pl_model_create_synthetic(shape, 7, &og, &m, err, sizeof err), err);
     if (!m) return;
     pl_cuda_backend *be = (pl_cuda_backend *)m->bctx;
     pl_cuda_backend_graph_segments(be, segments, 1);
+    pl_cuda_backend_step_uploads(be, uploads == 1);
     const pl_model_config *c = pl_model_get_config(m);
     enum { S = 4, STEPS = 40 };
     pl_kv_pools pools[2];
@@ -173,6 +177,7 @@ static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
     for (int step = 0; step < STEPS; step++) {
         if (step == 20) pl_cuda_backend_graph_stats(be, &capf, &repf, &retf), swf = pl_cuda_backend_graph_switches(be);
         if (step >= 20) pl_cuda_backend_attn_splits(be, 2 + (step & 1));
+        if (step >= 30 && uploads == 2) pl_cuda_backend_step_uploads(be, (step >> 1) & 1);
         for (int v = 0; v < 2; v++) {
             pl_cuda_backend_use_graphs(be, v == 0);
             int n = 0;
@@ -194,11 +199,12 @@ static void graphs_vs_eager(const char *shape, pl_dtype dt, int segments) {
     }
     pl_cuda_backend_use_graphs(be, 1);
     pl_cuda_backend_attn_splits(be, 0);
+    pl_cuda_backend_step_uploads(be, 0);
     pl_cuda_backend_graph_stats(be, &cap1, &rep1, &ret1);
     const long sw = pl_cuda_backend_graph_switches(be) - swf;
-    printf("graphs %s %s, %d segments: %ld captures, %ld replays, %ld redone; alternating splits: %ld captures, %ld "
+    printf("graphs %s %s, %d segments, uploads %d: %ld captures, %ld replays, %ld redone; alternating splits: %ld captures, %ld "
            "replays (%ld switching variants), %ld redone; %d token mismatches\n", shape, dt == PL_F32 ? "f32" : "bf16",
-           segments, cap1 - cap0, rep1 - rep0, ret1 - ret0, cap1 - capf, rep1 - repf, sw, ret1 - retf, mism);
+           segments, uploads, cap1 - cap0, rep1 - rep0, ret1 - ret0, cap1 - capf, rep1 - repf, sw, ret1 - retf, mism);
     CHECK_MSG(mism == 0, "graphed decode differs from eager decode in %d tokens", mism);
     CHECK(cap1 - cap0 >= 2 && rep1 - rep0 >= 20 && ret1 - ret0 >= 1);
     /* 20 alternating steps: without variants a capture every other step at least */
@@ -347,10 +353,10 @@ int main(void) {
     synthetic_pair("tiny", 2, 24, 3, 0.8);
     synthetic_pair("tiny-untied", 2, 24, 3, 0.8);
     headless_chunk_finish("serve");
-    graphs_vs_eager("tiny", PL_BF16, 1);
-    graphs_vs_eager("tiny-untied", PL_F32, 0);
-    graphs_vs_eager("serve", PL_BF16, 4); /* 4 layers: segments of 1 and 3 */
-    graphs_vs_eager("serve", PL_F32, 2);
+    graphs_vs_eager("tiny", PL_BF16, 1, 0);
+    graphs_vs_eager("tiny-untied", PL_F32, 0, 1);
+    graphs_vs_eager("serve", PL_BF16, 4, 2); /* 4 layers: segments of 1 and 3 */
+    graphs_vs_eager("serve", PL_F32, 2, 0);
     fused_mlp_model("small", 0);      /* hidden 512, intermediate 1536: the fused MLP on 64 CTAs */
     fused_mlp_model("qwen3-0.6b", 0); /* hidden 1024, intermediate 3072: on 128 CTAs */
     fused_mlp_model("small", 1);      /* the wide o projection */
@@ -358,7 +364,7 @@ int main(void) {
     const char *big = getenv("PL_CUDA_TEST_BIG");
     if (big && atoi(big) > 0) {
         synthetic_pair("qwen3-0.6b", 0, 48, 20, 0.95);
-        graphs_vs_eager("qwen3-0.6b", PL_BF16, 4); /* 28 layers: segments of 1, 4, 16 and 7 */
+        graphs_vs_eager("qwen3-0.6b", PL_BF16, 4, 0); /* 28 layers: segments of 1, 4, 16 and 7 */
     }
     TEST_END();
 }

@@ -189,6 +189,13 @@ static void step_breakdown(pl_model *m, int B, pl_kv_seq *seqs, pl_kv_seq **sp, 
                "%.3f ms + the rest %.1f us (means over %ld replays)\n",
                B, label, med * 1e3, (w1 - w0) / n * 1e6, (l1s - l0s) / n * 1e6, (g1 - g0) / n * 1e3,
                (med - (w1 - w0) / n - (l1s - l0s) / n - (g1 - g0) / n) * 1e6, gr2 - gr);
+    /* the same graphs back to back: what the step would take if the device never waited for the host */
+    double lus = 0;
+    const double burst = *rc ? -1 : pl_cuda_backend_replay_burst(m->bctx, 20, &lus);
+    if (burst > 0)
+        printf("batch %d%s: the last step's graphs relaunched back to back: %.3f ms a step (%.1f us under the step median; "
+               "the first segment's launch call %.1f us with the device busy)\n",
+               B, label, burst * 1e3, (med - burst) * 1e6, lus);
 }
 
 #ifdef PL_DIAG_STAMPS
@@ -280,7 +287,7 @@ static const struct {
                    {"tile-ctas", sched_tile_ctas},          {"tile-splits", sched_tile_splits},
                    {"tile-kt", sched_tile_kt},              {"cublas", sched_cublas},
                    {"swiglu-threads", pl_cuda_backend_swiglu_threads}, {"trigger", pl_cuda_backend_tile_trigger},
-                   {"fixup", pl_cuda_backend_tile_fixup},
+                   {"fixup", pl_cuda_backend_tile_fixup},      {"uploads", pl_cuda_backend_step_uploads},
                    {"aa", sched_same}};
 
 /* The hook of "NAME" or "NAME:N" (N > 0; NAME alone is N = 1) and its N, or -1 */

@@ -38,7 +38,8 @@ struct stage_slot {
     void *host = nullptr; /* pinned arena */
     void *dev = nullptr;  /* its device twin */
     size_t cap = 0, head = 0;
-    size_t last = 0, last_off = 0; /* the last upload: bytes (0: none) and offset */
+    size_t last = 0;                             /* the last upload's bytes (0: none) */
+    void *last_host = nullptr, *last_dev = nullptr; /* and where they are (this arena or the step arena) */
 };
 
 struct alloc_rec {
@@ -153,6 +154,13 @@ struct pl_cuda_backend {
     alloc_rec *recs;
     int num_recs, cap_recs;
     stage_slot slots[NUM_SLOTS];
+    /* A graphed step's uploads (step_uploads 0, AUTO): every slot's, one after another in one
+     * arena, sent by one copy on the stream before each segment's launch (stage_send) rather
+     * than as copy nodes inside the graph; step_sent: bytes of it sent this step; step_cur,
+     * step_need: bytes this bracketed step's uploads took, the most any took (the arena's size) */
+    stage_slot step_arena;
+    size_t step_sent, step_cur, step_need;
+    int step_uploads; /* 0 AUTO: the step arena; 1 each slot's arena, copy nodes in the graphs */
     void *scratch; /* matmul into host memory, sampling probabilities */
     size_t scratch_bytes;
     void *attn_ws; /* split partials of the attention kernels */
@@ -309,30 +317,52 @@ void dev_free(pl_cuda_backend *b, void *p) {
         }
 }
 
+/* A staging arena of cap bytes (pinned host memory and its device twin) in place of a's, empty;
+ * on failure a is unchanged and the error cleared */
+cudaError_t arena_alloc(stage_slot *a, size_t cap) {
+    void *h = nullptr, *d = nullptr;
+    cudaError_t e = cudaMallocHost(&h, cap);
+    if (e == cudaSuccess) e = cudaMalloc(&d, cap);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        if (h) cudaFreeHost(h);
+        return e;
+    }
+    if (a->host) cudaFreeHost(a->host);
+    if (a->dev) cudaFree(a->dev);
+    a->host = h, a->dev = d, a->cap = cap, a->head = 0;
+    return cudaSuccess;
+}
+
 /* Copies bytes of a host array into the slot's pinned arena and enqueues the upload; returns
  * the device copy. Uploads go one after another through the arena, so no upload waits on
- * the device; when the arena is full the stream is drained once and it starts over. */
+ * the device; when the arena is full the stream is drained once and it starts over. In a
+ * captured or replayed step they go into the step arena instead, and stage_send sends them
+ * in one copy before the segment's launch: copy nodes inside the graph cost the launch call
+ * ~5 us more and break the first layer's launch chain (PERF.md, forty-second session: the
+ * seed trace's batch-4 schedule 0.3-0.5% faster, batch 8 0.8%). */
 int stage_upload(pl_cuda_backend *b, int slot, const void *src, size_t bytes, void **dev_out) {
     stage_slot *s = &b->slots[slot];
     const size_t need = (bytes + 255) / 256 * 256;
+    if (b->gmode != G_NONE) b->step_cur += need;
+    stage_slot *a = &b->step_arena;
+    if (!b->step_uploads && (b->gmode == G_CAPTURE || b->gmode == G_REPLAY) && a->head + need <= a->cap) {
+        /* sent by stage_send before the segment's launch; past the arena's end (sized by the
+         * step before: op_graph_begin), the slot's own arena below, as a copy node */
+        char *h = static_cast<char *>(a->host) + a->head, *d = static_cast<char *>(a->dev) + a->head;
+        memcpy(h, src, bytes);
+        SIG(b, (unsigned long long)slot, bytes, U64(d), U64(h));
+        s->last = bytes, s->last_host = h, s->last_dev = d;
+        a->head += need;
+        *dev_out = d;
+        return PL_OK;
+    }
     if (need > s->cap) {
         cudaStreamSynchronize(b->stream);
         size_t cap = 2 * need < ((size_t)256 << 10) ? ((size_t)256 << 10) : 2 * need;
         if (cap < 2 * s->cap) cap = 2 * s->cap;
-        void *h = nullptr, *d = nullptr;
-        cudaError_t e = cudaMallocHost(&h, cap);
-        if (e == cudaSuccess) e = cudaMalloc(&d, cap);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            if (h) cudaFreeHost(h);
-            return set_err(b, cuda_status(e), "staging buffer of %zu bytes: %s", cap, cudaGetErrorString(e));
-        }
-        if (s->host) cudaFreeHost(s->host);
-        if (s->dev) cudaFree(s->dev);
-        s->host = h;
-        s->dev = d;
-        s->cap = cap;
-        s->head = 0;
+        const cudaError_t e = arena_alloc(s, cap);
+        if (e != cudaSuccess) return set_err(b, cuda_status(e), "staging buffer of %zu bytes: %s", cap, cudaGetErrorString(e));
     } else if (s->head + need > s->cap) {
         cudaError_t e = cudaStreamSynchronize(b->stream); /* every earlier upload consumed */
         if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "CUDA stream: %s", cudaGetErrorString(e));
@@ -342,11 +372,11 @@ int stage_upload(pl_cuda_backend *b, int slot, const void *src, size_t bytes, vo
     memcpy(h, src, bytes);
     s->last = 0;
     SIG(b, (unsigned long long)slot, bytes, U64(d), U64(h));
-    /* In a graph the copy node reads the pinned bytes when the graph runs. */
+    /* In a graph (uploads:1, or past the step arena) the copy node reads the pinned bytes when
+     * the graph runs. */
     cudaError_t e = REPLAYING(b) ? cudaSuccess : cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, b->stream);
     if (e != cudaSuccess) return set_err(b, PL_ERR_CUDA, "upload of %zu bytes: %s", bytes, cudaGetErrorString(e));
-    s->last = bytes;
-    s->last_off = s->head;
+    s->last = bytes, s->last_host = h, s->last_dev = d;
     s->head += need;
     *dev_out = d;
     return PL_OK;
@@ -356,12 +386,36 @@ int stage_upload(pl_cuda_backend *b, int slot, const void *src, size_t bytes, vo
  * (still intact in the arena: only a later upload to the slot overwrites it). */
 int stage_upload_cached(pl_cuda_backend *b, int slot, const void *src, size_t bytes, void **dev_out) {
     stage_slot *s = &b->slots[slot];
-    if (s->last && s->last == bytes && memcmp(static_cast<char *>(s->host) + s->last_off, src, bytes) == 0) {
-        *dev_out = static_cast<char *>(s->dev) + s->last_off;
+    if (s->last && s->last == bytes && memcmp(s->last_host, src, bytes) == 0) {
+        *dev_out = s->last_dev;
         SIG(b, 1000ULL + slot, bytes, U64(*dev_out));
         return PL_OK;
     }
     return stage_upload(b, slot, src, bytes, dev_out);
+}
+
+/* The step arena's uploads not yet sent, as one copy on the stream (outside any capture: the
+ * segment about to launch reads them) */
+cudaError_t stage_send(pl_cuda_backend *b) {
+    stage_slot *a = &b->step_arena;
+    if (a->head <= b->step_sent) return cudaSuccess;
+    const cudaError_t e = cudaMemcpyAsync(static_cast<char *>(a->dev) + b->step_sent, static_cast<char *>(a->host) + b->step_sent,
+                                          a->head - b->step_sent, cudaMemcpyHostToDevice, b->stream);
+    if (e == cudaSuccess) b->step_sent = a->head;
+    return e;
+}
+
+/* At a graphed step's start (the stream idle, nothing capturing): the step arena emptied, and
+ * grown to twice the most a bracketed step's uploads took (a failed allocation leaves the
+ * slots' arenas to take them) */
+void stage_step_begin(pl_cuda_backend *b) {
+    stage_slot *a = &b->step_arena;
+    b->step_need = b->step_cur > b->step_need ? b->step_cur : b->step_need;
+    b->step_cur = 0;
+    a->head = 0;
+    b->step_sent = 0;
+    if (b->step_uploads || b->step_need <= a->cap) return;
+    arena_alloc(a, 2 * b->step_need < ((size_t)64 << 10) ? ((size_t)64 << 10) : 2 * b->step_need);
 }
 
 /* Uploads the page ids and slots of the first n pending rows (cached: every layer of a step
@@ -2142,8 +2196,8 @@ int op_sample(void *ctx, const float *logits, int rows, int vocab, const pl_samp
  * of a key runs eagerly (it sizes every buffer and staging arena), the second is captured
  * (ops run as usual on the capturing stream; nothing executes until the graph launches),
  * later ones replay: every op does only its host work (cache metadata, the staged bytes of
- * uploads, which the graph's copy nodes read from the same pinned addresses) and adds its
- * launch arguments to a signature. A signature that differs from the captured one (a pool
+ * uploads at the same pinned addresses, sent by stage_send before each segment's launch) and
+ * adds its launch arguments to a signature. A signature that differs from the captured one (a pool
  * grew, a buffer moved) drops the graph and asks the forward pass to redo the step eagerly:
  * nothing of the step reached the device. Staging arenas start from offset 0 at each
  * graphed step (the previous step has been waited for), so upload addresses repeat. */
@@ -2180,7 +2234,8 @@ cudaError_t seg_launch(pl_cuda_backend *b, cudaGraphExec_t exec, bool last, bool
         b->gev_pending = 0;
         cudaEventRecord(b->gev[0], b->stream);
     }
-    const cudaError_t e = cudaGraphLaunch(exec, b->stream);
+    cudaError_t e = stage_send(b);
+    if (e == cudaSuccess) e = cudaGraphLaunch(exec, b->stream);
     if (e != cudaSuccess) return e;
     const double t2 = pl_now_seconds();
     if (first && replay) b->walk_seconds += t1 - b->walk_t0, b->launch_seconds += t2 - t1;
@@ -2292,6 +2347,7 @@ int op_graph_begin(void *ctx, uint64_t key) {
     graph_entry *g = &b->graphs[gi];
     g->last_use = ++b->graph_clock;
     for (int i = 0; i < NUM_SLOTS; i++) b->slots[i].head = 0, b->slots[i].last = 0;
+    stage_step_begin(b);
     b->sig = 0xcbf29ce484222325ULL;
     b->cur_graph = gi;
     b->cut_calls = b->seg_next = b->seg_failed = b->first_differs = 0;
@@ -2566,6 +2622,8 @@ void pl_cuda_backend_destroy(pl_cuda_backend *b) {
         if (b->slots[i].host) cudaFreeHost(b->slots[i].host);
         if (b->slots[i].dev) cudaFree(b->slots[i].dev);
     }
+    if (b->step_arena.host) cudaFreeHost(b->step_arena.host);
+    if (b->step_arena.dev) cudaFree(b->step_arena.dev);
     if (b->scratch) cudaFree(b->scratch);
     if (b->attn_ws) cudaFree(b->attn_ws);
     if (b->argmax_keys) cudaFree(b->argmax_keys);
@@ -2701,6 +2759,39 @@ void pl_cuda_backend_time_graphs(pl_cuda_backend *b, int on) {
 }
 
 double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b) { return b ? b->graph_seconds : 0; }
+
+void pl_cuda_backend_step_uploads(pl_cuda_backend *b, int mode) {
+    if (b) b->step_uploads = mode == 1 ? 1 : 0;
+}
+
+double pl_cuda_backend_replay_burst(pl_cuda_backend *b, int n, double *launch_us) {
+    if (launch_us) *launch_us = 0;
+    if (!b || n < 1 || n > 256 || b->gmode != G_NONE || b->cur_graph < 0 || b->cur_graph >= b->num_graphs) return -1;
+    const graph_entry *g = &b->graphs[b->cur_graph];
+    if (g->nseg < 1 || cudaStreamSynchronize(b->stream) != cudaSuccess) return -1;
+    double lt[256];
+    const double t0 = pl_now_seconds();
+    for (int i = 0; i < n; i++)
+        for (int s = 0; s < g->nseg; s++) {
+            const double a = pl_now_seconds();
+            if (cudaGraphLaunch(g->exec[s], b->stream) != cudaSuccess) {
+                cudaGetLastError();
+                cudaStreamSynchronize(b->stream);
+                return -1;
+            }
+            if (s == 0) lt[i] = 1e6 * (pl_now_seconds() - a);
+        }
+    const cudaError_t e = cudaStreamSynchronize(b->stream);
+    const double t1 = pl_now_seconds();
+    if (e != cudaSuccess) return -1;
+    for (int i = 1; i < n; i++) /* insertion sort for the median */
+        for (int j = i; j > 0 && lt[j] < lt[j - 1]; j--) {
+            const double t = lt[j];
+            lt[j] = lt[j - 1], lt[j - 1] = t;
+        }
+    if (launch_us) *launch_us = lt[n / 2];
+    return (t1 - t0) / n;
+}
 
 void pl_cuda_backend_graph_segments(pl_cuda_backend *b, int segments, int first_layers) {
     if (!b || b->gmode != G_NONE) return;

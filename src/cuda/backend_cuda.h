@@ -192,6 +192,17 @@ void pl_cuda_backend_time_graphs(pl_cuda_backend *b, int on);
 #define PL_CUDA_GRAPH_FIRST 1
 void pl_cuda_backend_graph_segments(pl_cuda_backend *b, int segments, int first_layers);
 double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b);
+/* Benchmark hook: where a graphed decode step's uploads (token ids, rope positions, K/V append
+ * and attention metadata) go: 0 AUTO, one arena sent by one copy on the stream before each
+ * segment's launch; 1 each kind's own arena, as copy nodes inside the graph (before the
+ * forty-second session). The two capture different graphs (variants of a key). */
+void pl_cuda_backend_step_uploads(pl_cuda_backend *b, int mode);
+/* Benchmark hook: the current graph's segments (the last replayed step) launched n times back to
+ * back, so the device never waits for the host; the wall seconds per step, and in *launch_us
+ * (if not NULL) the median host time of a first segment's cudaGraphLaunch call made while the
+ * device is busy. Recomputes that step n times (the same K/V into the same slots). -1 when
+ * there is no captured graph or a launch fails. */
+double pl_cuda_backend_replay_burst(pl_cuda_backend *b, int n, double *launch_us);
 /* Test hook: the n-th device allocation from now (1 = the next) fails as out of memory;
  * 0 disarms. */
 void pl_cuda_backend_inject_alloc_failure(pl_cuda_backend *b, int nth);

@@ -91,6 +91,16 @@ double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b) {
     (void)b;
     return 0;
 }
+void pl_cuda_backend_step_uploads(pl_cuda_backend *b, int mode) {
+    (void)b;
+    (void)mode;
+}
+double pl_cuda_backend_replay_burst(pl_cuda_backend *b, int n, double *launch_us) {
+    (void)b;
+    (void)n;
+    if (launch_us) *launch_us = 0;
+    return -1;
+}
 double pl_cuda_backend_replay_host_seconds(const pl_cuda_backend *b, double *launch_seconds) {
     (void)b;
     if (launch_seconds) *launch_seconds = 0;
