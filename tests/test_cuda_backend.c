@@ -1246,6 +1246,7 @@ static void rope_attention_case(pair *p, int nq, int nkv, int ps, int S, const i
     char what[160];
     int fused_steps = 0;
     for (int step = 0; step < 2; step++) {
+        pl_cuda_backend_attn_lean(p->g, step); /* step 0 AUTO (rows past R zeroed once), step 1 each unit */
         int32_t pos[MAXS];
         for (int s = 0; s < S; s++) pos[s] = ds[0][s].layers[0].offset;
         float *ccs = malloc(sizeof(float) * S * hd), *dcs = p->go->alloc(p->g, sizeof(float) * S * hd);
@@ -1294,8 +1295,8 @@ static void rope_attention_case(pair *p, int nq, int nkv, int ps, int S, const i
             p->go->free(p->g, dx), p->go->free(p->g, dq), p->go->free(p->g, dout);
             free(bt);
         }
-        snprintf(what, sizeof what, "fused rope: %d/%d heads, page %d, %d seqs, warps %d copy %d units %d early %d, step %d", nq,
-                 nkv, ps, S, warps, copy, units, early, step);
+        snprintf(what, sizeof what, "fused rope: %d/%d heads, page %d, %d seqs, warps %d copy %d units %d early %d, step %d (lean %d)",
+                 nq, nkv, ps, S, warps, copy, units, early, step, !step);
         CHECK_MSG(memcmp(out[0], out[1], nqo * e) == 0, "%s: attention outputs differ", what);
         CHECK_MSG(used[0] == used[1] && memcmp(keys[0], keys[1], used[0]) == 0 && memcmp(vals[0], vals[1], used[0]) == 0,
                   "%s: pages differ", what);
@@ -1314,6 +1315,7 @@ static void rope_attention_case(pair *p, int nq, int nkv, int ps, int S, const i
         free(of), free(ccs), free(x), free(xa);
     }
     CHECK_MSG(fused_steps > 0 || !fused, "fused rope: %d/%d heads, page %d: no step fused", nq, nkv, ps);
+    pl_cuda_backend_attn_lean(p->g, 0);
     pl_cuda_backend_attn_rope(p->g, 0);
     pl_cuda_backend_attn_warps(p->g, 0);
     pl_cuda_backend_attn_copy(p->g, 0);

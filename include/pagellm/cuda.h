@@ -77,6 +77,10 @@ typedef struct pl_cuda_attn_options {
                                    ends together; up to 256 sequences, else as 2), 1 = runs of
                                    consecutive units (a sequence's KV heads on one CTA), 2 = every
                                    grid-th unit in sequence order */
+    int decode_lean;            /* DECODE_MMA with rope: 0 = AUTO (a CTA zeroes the query rows past
+                                   a unit's once, not each unit; no integer divisions for rows past
+                                   them or at query_len 1), 1 = each unit as before (a benchmark
+                                   knob: the same results either way) */
     const int32_t *host_context_lens; /* optional: args->context_lens in host memory. DECODE_MMA with
                                    4-warp CTAs and num_splits 0 then splits by the contexts: the
                                    most splits of at most 256 keys whose units holding keys are no

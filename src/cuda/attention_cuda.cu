@@ -213,6 +213,7 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
          * (1x8192 6%, 8x4096 3.5%): cp.async there */
         p.decode_copy = o.decode_copy == 1 || o.decode_copy == 2 ? o.decode_copy : p.wide_ctas && p.chunk < 4096 ? 1 : 0;
         p.early_kv = kern == PL_CUDA_ATTN_DECODE_MMA && o.decode_early_kv == 1 && p.pdl;
+        p.lean = o.decode_lean != 1;
         /* DECODE_MMA work units; past one wave, a CTA takes several in a row (its stream runs on
          * into the next unit instead of a second wave of CTAs starting from nothing) */
         const long long units = base * splits;

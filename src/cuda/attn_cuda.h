@@ -25,6 +25,7 @@ typedef struct pl_attn_params {
     int wide_ctas;     /* DECODE_MMA: 8 warps per CTA (one CTA per SM) instead of 4 */
     int decode_copy;   /* DECODE_MMA: 0 TMA where it applies, 1 cp.async, 2 TMA or fail */
     int early_kv;      /* DECODE_MMA: old keys final before the kernel before us started (pl_cuda_attn_options) */
+    int lean;          /* DECODE_MMA: pl_cuda_attn_options.decode_lean == 0 */
     int units;         /* DECODE_MMA: (split, 16-row chunk, KV head, sequence) work units */
     int units_per_cta; /* DECODE_MMA: units per CTA (>= 1) */
     int strided;       /* DECODE_MMA, units_per_cta > 1: CTA c takes units c, c + grid, ... instead of a run;

@@ -113,7 +113,7 @@ template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, 
  * it computes the last tiles of one unit its next stages already hold the next unit's, so the
  * unit's merge, the next query rows and the first tiles' latency overlap the stream, where a
  * second wave of one-unit CTAs would start each from an empty ring. */
-template <int NW, bool TMA, bool ROPE>
+template <int NW, bool TMA, bool ROPE, bool LEAN>
 __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     decode_mma_kernel(const __grid_constant__ pl_attn_params p, const __grid_constant__ CUtensorMap tk,
                       const __grid_constant__ CUtensorMap tv) {
@@ -330,6 +330,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
 #pragma unroll
         for (int i = 0; i < kQRowsW; ++i) {
             const int rr = warp + i * NW;
+            if (LEAN && rr >= R) continue; /* zeroed once (below) */
             float x[4];
             unpack_head_lane(qraw[i], x);
             if (rr < R) norm_rope_lane<__nv_bfloat16, 4>(x, wq, p.rp.eps, qcs, qsn); /* rows past R: zeros */
@@ -349,6 +350,12 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
         issue_next();
         if (!TMA) cp_async_commit();
     }
+    /* LEAN: the query rows past R, zeros in every unit, stored once here (each instruction a
+     * warp runs once per unit is on the critical path of a short attention: PERF.md, forty-second
+     * session); the unit loop's first barrier orders them before the first ldmatrix */
+    if (ROPE && LEAN)
+        for (int o = R * kRowB + (int)threadIdx.x * 16; o < kQBytes; o += NW * 32 * 16)
+            asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(sQ + o), "r"(0) : "memory");
     const int g = lane >> 2, t4 = lane & 3;
     const int halves = R > 8 ? 2 : 1; /* 8-row halves of a chunk that can hold rows */
     unsigned gc = 0;                   /* tiles computed */
@@ -376,7 +383,10 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
             const int rr = CU.r0 + g + hr * 8;
-            lim[hr] = rr < R ? (p.causal ? rr / G + CU.ctx - L : CU.ctx - 1) : -1;
+            if (LEAN) /* query_len 1: every row is the last position (no division) */
+                lim[hr] = rr < R ? (p.causal && L > 1 ? rr / G + CU.ctx - L : CU.ctx - 1) : -1;
+            else
+                lim[hr] = rr < R ? (p.causal ? rr / G + CU.ctx - L : CU.ctx - 1) : -1;
         }
         float acc[16][4];
 #pragma unroll
@@ -512,7 +522,12 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
         uint16_t *Out = static_cast<uint16_t *>(p.out);
         auto out_row = [&](int hr, size_t &orow) {
             const int rr = CU.r0 + g + hr * 8;
-            orow = (size_t)(CU.b * L + rr / G) * p.num_heads + CU.kvh * G + rr % G;
+            if (LEAN) { /* rows past R: nothing to compute; query_len 1: row rr is head rr of token 0 */
+                if (!(hr < halves && rr < R)) return false;
+                const int l = L == 1 ? 0 : rr / G;
+                orow = (size_t)(CU.b * L + l) * p.num_heads + CU.kvh * G + (rr - l * G);
+            } else
+                orow = (size_t)(CU.b * L + rr / G) * p.num_heads + CU.kvh * G + rr % G;
             if (p.splits > 1) orow = orow * p.splits + CU.split;
             return hr < halves && rr < R;
         };
@@ -613,18 +628,20 @@ bool encode_pool_map(CUtensorMap *m, const void *pool, const pl_attn_params *p) 
     return pl_cuda_tmap_2d_bf16(m, pool, kD, rows, kRowB, 64, kTK) != 0;
 }
 
-template <int NW, bool TMA, bool ROPE>
+template <int NW, bool TMA, bool ROPE, bool LEAN>
 cudaError_t launch_decode(const pl_attn_params *p, dim3 grid, const CUtensorMap &tk, const CUtensorMap &tv, cudaStream_t stream) {
     /* more than one unit per CTA (4 warps, chunks of at most 8 rows): the merge's own two slots */
     const int smem = (TMA ? smem_bytes_tma<NW>() : smem_bytes<NW>()) + (p->units_per_cta > 1 ? kMergeOwn : 0);
-    cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel<NW, TMA, ROPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e == cudaSuccess) e = launch_pdl(decode_mma_kernel<NW, TMA, ROPE>, grid, dim3(NW * 32), (size_t)smem, stream, p->pdl, *p, tk, tv);
+    cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel<NW, TMA, ROPE, LEAN>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e == cudaSuccess) e = launch_pdl(decode_mma_kernel<NW, TMA, ROPE, LEAN>, grid, dim3(NW * 32), (size_t)smem, stream, p->pdl, *p, tk, tv);
     return e;
 }
 
 template <int NW, bool TMA>
 cudaError_t launch_decode_r(const pl_attn_params *p, dim3 grid, const CUtensorMap &tk, const CUtensorMap &tv, cudaStream_t stream) {
-    return p->rope ? launch_decode<NW, TMA, true>(p, grid, tk, tv, stream) : launch_decode<NW, TMA, false>(p, grid, tk, tv, stream);
+    if (!p->lean) /* pl_cuda_attn_options.decode_lean 1: the kernels as before the forty-second session */
+        return p->rope ? launch_decode<NW, TMA, true, false>(p, grid, tk, tv, stream) : launch_decode<NW, TMA, false, false>(p, grid, tk, tv, stream);
+    return p->rope ? launch_decode<NW, TMA, true, true>(p, grid, tk, tv, stream) : launch_decode<NW, TMA, false, true>(p, grid, tk, tv, stream);
 }
 
 } // namespace

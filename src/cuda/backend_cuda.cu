@@ -206,6 +206,7 @@ struct pl_cuda_backend {
     int attn_early;          /* 0: old keys of page pools read before the PDL wait (decode_early_kv), 1: after */
     int attn_units;          /* its work units per CTA (pl_cuda_attn_options.decode_units_per_cta; 0: AUTO) */
     int attn_order;          /* their order over CTAs (pl_cuda_attn_options.decode_units_order; 0: AUTO) */
+    int attn_lean;           /* pl_cuda_attn_options.decode_lean (pl_cuda_backend_attn_lean; 0: AUTO) */
     int swiglu_threads;      /* benchmark hook pl_cuda_backend_swiglu_threads: the SwiGLU kernel's CTA width (0: AUTO) */
     int attn_split_shapes;   /* its split count: 0 from the step's contexts (pl_cuda_attn_options.host_context_lens), 1 from the shapes */
     int attn_rope;           /* pending rope and appends into the decode attention: 0 AUTO (rope_into_attention), 1 never, 2 always */
@@ -2092,6 +2093,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.decode_copy = b->attn_copy;
     opt.decode_units_per_cta = b->attn_units;
     opt.decode_units_order = b->attn_order;
+    opt.decode_lean = b->attn_lean;
     opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
     if (!b->attn_split_shapes) opt.host_context_lens = args->context_lens; /* host memory here */
     pl_cuda_attn_rope rp;
@@ -2121,7 +2123,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     sig_mix(b, &a, sizeof a);
     SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_warps,
         (unsigned long long)b->attn_copy, (unsigned long long)b->attn_units, (unsigned long long)b->attn_order,
-        (unsigned long long)opt.decode_early_kv, (unsigned long long)fuse, (unsigned long long)ws);
+        (unsigned long long)opt.decode_early_kv, (unsigned long long)fuse, (unsigned long long)ws, (unsigned long long)b->attn_lean);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
         return PL_OK;
@@ -2700,6 +2702,10 @@ void pl_cuda_backend_mlp_plain(pl_cuda_backend *b, int on) {
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
     if (b) b->attn_units = units > 0 ? units : 0;
 }
+void pl_cuda_backend_attn_lean(pl_cuda_backend *b, int mode) {
+    if (b) b->attn_lean = mode == 1 ? 1 : 0;
+}
+
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order) {
     if (b) b->attn_order = order == 1 || order == 2 ? order : 0;
 }

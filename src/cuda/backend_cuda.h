@@ -197,6 +197,10 @@ double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b);
  * segment's launch; 1 each kind's own arena, as copy nodes inside the graph (before the
  * forty-second session). The two capture different graphs (variants of a key). */
 void pl_cuda_backend_step_uploads(pl_cuda_backend *b, int mode);
+/* Benchmark hook: the decode attention's pl_cuda_attn_options.decode_lean (0 AUTO: the query rows
+ * past a unit's zeroed once per CTA, no divisions at query_len 1; 1 each unit as before the
+ * forty-second session) */
+void pl_cuda_backend_attn_lean(pl_cuda_backend *b, int mode);
 /* Benchmark hook: the current graph's segments (the last replayed step) launched n times back to
  * back, so the device never waits for the host; the wall seconds per step, and in *launch_us
  * (if not NULL) the median host time of a first segment's cudaGraphLaunch call made while the

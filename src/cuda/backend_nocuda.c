@@ -91,6 +91,10 @@ double pl_cuda_backend_graph_device_seconds(const pl_cuda_backend *b) {
     (void)b;
     return 0;
 }
+void pl_cuda_backend_attn_lean(pl_cuda_backend *b, int mode) {
+    (void)b;
+    (void)mode;
+}
 void pl_cuda_backend_step_uploads(pl_cuda_backend *b, int mode) {
     (void)b;
     (void)mode;
