@@ -2790,12 +2790,7 @@ double pl_cuda_backend_replay_burst(pl_cuda_backend *b, int n, double *launch_us
     const cudaError_t e = cudaStreamSynchronize(b->stream);
     const double t1 = pl_now_seconds();
     if (e != cudaSuccess) return -1;
-    for (int i = 1; i < n; i++) /* insertion sort for the median */
-        for (int j = i; j > 0 && lt[j] < lt[j - 1]; j--) {
-            const double t = lt[j];
-            lt[j] = lt[j - 1], lt[j - 1] = t;
-        }
-    if (launch_us) *launch_us = lt[n / 2];
+    if (launch_us) *launch_us = pl_median(lt, n);
     return (t1 - t0) / n;
 }
 
