@@ -105,8 +105,9 @@ static void usage(FILE *f) {
             "  --json-output FILE    configuration, hardware, trace, samples, medians (default none)\n"
             "  --steps-csv PREFIX    each measured process writes its decode steps to\n"
             "                        PREFIX.MODE.REPEAT.csv: rows, context tokens, ms, roofline ms,\n"
-            "                        their ratio and each row's context ('a;b;c', the step's shape for\n"
-            "                        bench_model_cuda --contexts) (default none; not in --kv-budget-mib sweeps)\n"
+            "                        their ratio, each row's context ('a;b;c', the step's shape for\n"
+            "                        bench_model_cuda --contexts) and after_prefill (1: a prefill chunk\n"
+            "                        ran just before the step) (default none; not in --kv-budget-mib sweeps)\n"
             "  --plot FILE.svg       SVG bar chart of the comparison or sweep (default none)\n"
             "  -h, --help            this text\n"
             "\n"
@@ -559,7 +560,7 @@ static int child_main(const bench_opts *o) {
                 fprintf(stderr, "pagellm: --steps-csv '%s': %s\n", o->steps_csv, strerror(errno));
             } else {
                 const double wb = (double)pl_model_weight_bytes(model);
-                fprintf(sf, "step,rows,context_tokens,ms,roofline_ms,ratio,contexts\n");
+                fprintf(sf, "step,rows,context_tokens,ms,roofline_ms,ratio,contexts,after_prefill\n");
                 for (int i = 0; i < m.num_step_samples; i++) {
                     const double roof = roof_gbps > 0 ? 1e3 * (wb + (double)m.step_context_tokens[i] * kv_tok) / (roof_gbps * 1e9) : NAN;
                     fprintf(sf, "%d,%d,%lld,%.4f,%.4f,%.4f,", i, m.step_rows ? m.step_rows[i] : 0, (long long)m.step_context_tokens[i],
@@ -569,7 +570,7 @@ static int child_main(const bench_opts *o) {
                         const int32_t c = m.step_slot_contexts[(size_t)i * o->batch_size + b];
                         if (c > 0) fprintf(sf, "%s%d", first ? "" : ";", (int)c), first = 0;
                     }
-                    fputc('\n', sf);
+                    fprintf(sf, ",%d\n", m.step_after_prefill ? m.step_after_prefill[i] : 0);
                 }
                 if (fclose(sf) != 0) fprintf(stderr, "pagellm: --steps-csv '%s': %s\n", o->steps_csv, strerror(errno));
             }

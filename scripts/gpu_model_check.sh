@@ -13,7 +13,8 @@
 #               into build-gpu and compile bench/cuda/bench_model_cuda.c (needs nvcc, cmake).
 #   --shape     synthetic shape of the benchmark (default qwen3-4b)
 #   --serving   also, after the benchmark: (a) `pagellm bench-serving --device cuda` on the seed trace,
-#               one run per KV mode of "paged paged-gather dense" (paged: medians of 3 processes; a
+#               one run per KV mode of "paged paged-gather dense" (paged: medians of 3 processes, each
+#               process's decode steps in bench_serving_cuda_paged.steps.paged.N.csv.gz; a
 #               mode the CUDA engine refuses is recorded as skipped), (c) the transformers generate
 #               anchor on the seed trace
 #               (bench/anchors_torch.py serving) and compare-serving, then (b) the heavier trace
@@ -96,10 +97,11 @@ if [ $SERVING -eq 1 ]; then
   # the other modes one process each; exit status 3 = the mode is not supported on CUDA.
   for mode in paged paged-gather dense; do
     out="$LOG/bench_serving_cuda_$mode"
-    reps=1; [ "$mode" = paged ] && reps=3
+    reps=1 steps=(); [ "$mode" = paged ] && reps=3 steps=(--steps-csv "$out.steps")
     timeout 200 "$BIN/pagellm" bench-serving --device cuda --kv-mode "$mode" --shape "$SHAPE" --repeats $reps \
-      --json-output "$out.json" > "$out.txt" 2>&1
+      "${steps[@]}" --json-output "$out.json" > "$out.txt" 2>&1
     rc=$?
+    ls "$out".steps.*.csv > /dev/null 2>&1 && gzip -9f "$out".steps.*.csv
     if [ $rc -eq 3 ] || grep -q "is not supported on --device cuda" "$out.txt"; then
       SUMMARY+=("$(printf '%-28s %s' "bench-serving cuda $mode" "skipped (KV mode not supported on CUDA)")")
     else

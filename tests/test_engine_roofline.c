@@ -5,7 +5,8 @@
  * decodes N - 1 times, at contexts P + 1 .. P + N - 1, in every KV mode. Beside them each
  * step's rows (step_rows, which pick bench-serving's full-batch steps): 1..batch, summing to
  * the decode tokens; and each slot's context (step_slot_contexts): over all steps, exactly the
- * contexts P + 1 .. P + N - 1 of every request, adding up to each step's count. */
+ * contexts P + 1 .. P + N - 1 of every request, adding up to each step's count; and whether a
+ * prefill chunk ran just before each step (step_after_prefill). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,21 @@ static void check_metrics(const pl_engine *e, const pl_trace *t, int batch, cons
     free(hist);
     CHECK_MSG(off == 0, "%s: %d slot contexts differ from the requests' P + 1 .. P + N - 1", what, off);
     CHECK_MSG(bad_sum == 0, "%s: %d steps whose slot contexts do not add up to their count and rows", what, bad_sum);
+    /* after_prefill: 0 or 1, at most one step per prefill chunk; the first decode step comes in
+     * the iteration whose chunk ended the first prompt, and a trace with more requests than
+     * slots also decodes in iterations without a chunk */
+    CHECK_MSG(m.num_step_samples == 0 || m.step_after_prefill != NULL, "%s: no after_prefill array", what);
+    if (m.num_step_samples == 0 || !m.step_after_prefill) return;
+    int after = 0, odd = 0;
+    for (int i = 0; i < m.num_step_samples; i++) {
+        after += m.step_after_prefill[i] == 1;
+        odd += m.step_after_prefill[i] != 0 && m.step_after_prefill[i] != 1;
+    }
+    CHECK_MSG(odd == 0, "%s: %d after_prefill values other than 0 and 1", what, odd);
+    CHECK_MSG(after <= m.prefill_chunks, "%s: %d steps after a prefill chunk, %lld chunks", what, after,
+              (long long)m.prefill_chunks);
+    CHECK_MSG(m.step_after_prefill[0] == 1, "%s: the first decode step does not follow a prefill chunk", what);
+    CHECK_MSG(after < m.num_step_samples, "%s: every one of %d steps follows a prefill chunk", what, m.num_step_samples);
 }
 
 int main(void) {

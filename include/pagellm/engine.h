@@ -158,6 +158,9 @@ typedef struct pl_engine_metrics {
      * (including its new token; 0 for an empty slot), so a step's shape can be replayed; owned
      * likewise */
     int32_t *step_slot_contexts;
+    /* beside step_samples[i]: 1 when a prefill chunk ran in the same engine iteration just
+     * before that decode step (its device work is outside the step's timer), else 0 */
+    int *step_after_prefill;
 } pl_engine_metrics;
 
 typedef struct pl_engine pl_engine;

@@ -170,6 +170,7 @@ void pl_engine_destroy(pl_engine *e) {
     free(e->m.step_context_tokens);
     free(e->m.step_rows);
     free(e->m.step_slot_contexts);
+    free(e->m.step_after_prefill);
     free(e->m.gap_samples);
     free(e);
 }
@@ -506,6 +507,7 @@ static int prefill_chunk(pl_engine *e, char *err, size_t err_len) {
     if (rc == PL_OK) rc = pl_model_finish(e->model, err, err_len);
     if (rc != PL_OK) return rc;
     r->offset += n;
+    e->iter_prefilled = 1;
     double t1 = pl_now_seconds();
     e->m.prefill_seconds += t1 - t0;
     e->m.prompt_tokens += n;
@@ -630,6 +632,7 @@ static int decode_step(pl_engine *e, char *err, size_t err_len) {
 int pl_engine_step(pl_engine *e, char *err, size_t err_len) {
     if (!e) return pl_fail(err, err_len, PL_ERR_INVALID, "step: engine must not be NULL");
     int rc = PL_OK;
+    e->iter_prefilled = 0;
     if (!e->pending && e->q_head) rc = admit(e, err, err_len);
     if (rc == PL_OK && e->pending && e->pending->offset < e->pending->target) rc = prefill_chunk(e, err, err_len);
     if (rc == PL_OK) hand_off(e);

@@ -97,6 +97,7 @@ struct pl_engine {
     int steps_cap, gaps_cap, step_ctx_cap;
     double last_decode_end;
     int gap_chain;
+    int iter_prefilled; /* this iteration ran a prefill chunk (step_after_prefill) */
 };
 
 /* kv_modes.c */

@@ -32,6 +32,9 @@ int pl_eng_metrics_push_step(pl_engine *e, double s, const int32_t *slot_context
         int32_t *w = realloc(e->m.step_slot_contexts, sizeof(int32_t) * (size_t)c * (size_t)B);
         if (!w) return PL_ERR_NOMEM;
         e->m.step_slot_contexts = w;
+        int *a = realloc(e->m.step_after_prefill, sizeof(int) * (size_t)c);
+        if (!a) return PL_ERR_NOMEM;
+        e->m.step_after_prefill = a;
         e->step_ctx_cap = c;
     }
     int rc = push(&e->m.step_samples, &e->m.num_step_samples, &e->steps_cap, s);
@@ -45,6 +48,7 @@ int pl_eng_metrics_push_step(pl_engine *e, double s, const int32_t *slot_context
         }
         e->m.step_context_tokens[n] = tokens;
         e->m.step_rows[n] = rows;
+        e->m.step_after_prefill[n] = e->iter_prefilled;
     }
     return rc;
 }
@@ -58,12 +62,14 @@ void pl_eng_metrics_clear(pl_engine *e) {
     int64_t *ctx = e->m.step_context_tokens;
     int *rows = e->m.step_rows;
     int32_t *slot_ctx = e->m.step_slot_contexts;
+    int *after = e->m.step_after_prefill;
     memset(&e->m, 0, sizeof e->m);
     e->m.step_samples = steps;
     e->m.gap_samples = gaps;
     e->m.step_context_tokens = ctx;
     e->m.step_rows = rows;
     e->m.step_slot_contexts = slot_ctx;
+    e->m.step_after_prefill = after;
     e->gap_chain = 0;
 }
 
