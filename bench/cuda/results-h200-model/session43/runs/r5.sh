@@ -9,8 +9,8 @@ export LD_LIBRARY_PATH=$PWD/.carry/cm/lib:/usr/local/cuda/lib64 PAGELLM_ROOT=$PW
 O=/tmp/or5; mkdir -p $O
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 echo "ncu: $NCU"; $NCU --version | tail -1
-timeout 300 $NCU --clock-control none --kernel-name regex:'gemm_tile_kernel|gemm_kslice_kernel|merge_kernel|add_rmsnorm' \
-  --launch-skip 400 --launch-count 6 --section SourceCounters --sampling-interval 0 \
+timeout 240 $NCU --clock-control none --kernel-name regex:'gemm_tile_kernel|gemm_kslice_kernel|merge_kernel|add_rmsnorm' \
+  --launch-skip 400 --launch-count 6 --section SourceCounters --warp-sampling-interval 0 \
   -o $O/proj $B/bench_model_cuda --batches 4 --only decode --steps 20 > $O/ncu_src.log 2>&1; echo "ncu src rc $?"
 tail -3 $O/ncu_src.log
 $NCU -i $O/proj.ncu-rep --page source --csv --print-source sass > $O/proj_sass.csv 2> $O/proj_sass.err; echo "export rc $? $(wc -l < $O/proj_sass.csv) lines"
@@ -32,4 +32,4 @@ for l in lines:
 for k, (s, i, n) in tot.items(): print(f"{s:7d} stall samples {i:10d} instructions {n:5d} SASS lines  {k}")
 PY
 gzip -9 $O/*.csv
-tar czf ${OUT:-/tmp}/r5.tgz -C /tmp or5 --exclude='*.ncu-rep'
+tar czf ${OUT:-/tmp}/r5.tgz --exclude="*.ncu-rep" -C /tmp or5
