@@ -1,0 +1,22 @@
+#!/bin/bash
+# Session 44, run 1: the k-sliced GEMM (o and down at 2-8 rows) with a TMA ring per warp (.carry/k44 = 22f0140 +
+# pl_cuda_gemv_ws.kslice_ring, hook kslice-ring, AUTO the warps' rings, 1 the CTA's ring as before): test_cuda_backend (test_kslice_ring:
+# both rings bit for bit, NaN-poisoned outputs), then kslice-ring:1 (the old ring) against AUTO over the seed trace's batch-4
+# schedule and session 40's batch 2/8 schedules.
+cd "$(dirname "$0")/../../../../.."
+mkdir -p /tmp/k44 && tar xJf .carry/k44/bin.tar.xz -C /tmp/k44; B=/tmp/k44/bin
+export LD_LIBRARY_PATH=$PWD/.carry/cm/lib:/usr/local/cuda/lib64 PAGELLM_ROOT=$PWD OMP_WAIT_POLICY=passive OMP_NUM_THREADS=$(nproc)
+O=/tmp/or1; mkdir -p $O; D=bench/cuda/results-h200-model
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > $O/gpu.txt 2>&1
+for t in backend; do
+  timeout 150 $B/test_cuda_$t > $O/test_cuda_$t.log 2>&1; echo "test_cuda_$t rc $?: $(tail -1 $O/test_cuda_$t.log)"
+  grep -iE "fail|differ" $O/test_cuda_$t.log | grep -v " 0 failed" | head -3
+done
+for s in $D/session39/seed-trace-steps-cpu.csv $D/session40/sched-b8.csv $D/session40/sched-b2.csv; do
+  n=$(basename $s .csv)
+  case $n in seed*) L=aa,kslice-ring:1,kslice-ring:1;; *) L=kslice-ring:1;; esac
+  timeout 120 $B/bench_model_cuda --schedule $s --schedule-ab $L --schedule-out $O/$n.csv > $O/$n.txt 2>&1; echo "$n rc $?"
+  grep -E "^schedule|all steps|tables of" $O/$n.txt | sed -e 's/schedule bench.*paired A\/B /AB /' -e 's/: [0-9]* steps.*timed pass:/:/' -e 's/step \/ roofline median //'
+done
+gzip -9 $O/*.csv* 2>/dev/null
+tar czf ${OUT:-/tmp}/r1.tgz -C /tmp or1
