@@ -2705,7 +2705,6 @@ void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units) {
 void pl_cuda_backend_attn_lean(pl_cuda_backend *b, int mode) {
     if (b) b->attn_lean = mode == 1 ? 1 : 0;
 }
-
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order) {
     if (b) b->attn_order = order == 1 || order == 2 ? order : 0;
 }
