@@ -648,12 +648,11 @@ static void test_fullk_proj(pair *p) {
     }
 }
 
-/* The tile GEMM with its one-wave launches kept one CTA per SM (pl_cuda_backend_tile_alone) gives
- * the default's bits: {n, k, rows}: Qwen3-4B's qkv at 64 rows, its o at 40 (one wave of K splits),
- * and a launch of more than one wave (the same CTAs as the default). */
-static void test_tile_alone(pair *p) {
-    static const int shapes[][3] = {{6144, 2560, 64}, {2560, 4096, 40}, {20000, 512, 64}};
-    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+/* A bf16 GEMM of each shape {n, k, rows} under a hook's two settings a and b (then AUTO again)
+ * gives the same bits, every element written (NaN before); what names the hook. */
+static void same_bits_under(pair *p, const int (*shapes)[3], size_t ns, void (*hook)(pl_cuda_backend *, int), int a, int b,
+                            const char *what) {
+    for (size_t si = 0; si < ns; si++) {
         const int N = shapes[si][0], K = shapes[si][1], M = shapes[si][2];
         const size_t e = 2, nx = (size_t)M * K, ny = (size_t)M * N;
         float *w = rand_act(PL_F32, (size_t)N * K, 0.05f), *x = rand_act(p->dt, nx, 1.0f);
@@ -661,19 +660,37 @@ static void test_tile_alone(pair *p) {
         void *dx = dup_dev(p, xa, nx * e), *dy = p->go->alloc(p->g, ny * e);
         unsigned char *yb[2];
         for (int v = 0; v < 2; v++) {
-            pl_cuda_backend_tile_alone(p->g, v ? 16 : 0);
+            hook(p->g, v ? b : a);
             yb[v] = malloc(ny * e);
             CHECK(cudaMemsetAsync(dy, 0xff, ny * e, p->st) == cudaSuccess);
             CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
             CHECK(p->go->add(p->g, dy, dy, 0) == PL_OK); /* a held GEMM launches here */
             down(p, yb[v], dy, ny * e);
         }
-        pl_cuda_backend_tile_alone(p->g, 0);
-        CHECK_MSG(memcmp(yb[0], yb[1], ny * e) == 0, "tile alone [%d x %d] x [%d x %d]^T: output differs from the default's", M, K, N, K);
+        hook(p->g, 0);
+        CHECK_MSG(memcmp(yb[0], yb[1], ny * e) == 0, "%s [%d x %d] x [%d x %d]^T: %d and %d give different bits", what, M, K, N, K, a, b);
         free(yb[0]), free(yb[1]);
         p->go->free(p->g, dx), p->go->free(p->g, dy), p->go->weight_free(p->g, gw);
         free(w), free(x), free(xa);
     }
+}
+
+/* The tile GEMM with its one-wave launches kept one CTA per SM (pl_cuda_backend_tile_alone) gives
+ * the default's bits: Qwen3-4B's qkv at 64 rows, its o at 40 (one wave of K splits), and a launch
+ * of more than one wave (the same CTAs as the default). */
+static void test_tile_alone(pair *p) {
+    static const int shapes[][3] = {{6144, 2560, 64}, {2560, 4096, 40}, {20000, 512, 64}};
+    same_bits_under(p, shapes, sizeof shapes / sizeof shapes[0], pl_cuda_backend_tile_alone, 0, 16, "tile alone");
+}
+
+/* All of the ring's weight stages before the PDL wait or all but one (pl_cuda_backend_tile_pre_all
+ * 15 and 16): the same bits for the k-sliced tiles (o- and down-shaped) and the tile kernel (with
+ * and without K splits, tails in N and K). */
+static void test_tile_pre_all(pair *p) {
+    pl_cuda_backend_kslice(p->g, 2); /* k-sliced tiles from 2 rows */
+    static const int shapes[][3] = {{2560, 4096, 4}, {2560, 9728, 4}, {6144, 2560, 4}, {19456, 512, 3}, {1000, 3000, 5}, {328, 2056, 7}};
+    same_bits_under(p, shapes, sizeof shapes / sizeof shapes[0], pl_cuda_backend_tile_pre_all, 16, 15, "pre-all");
+    pl_cuda_backend_kslice(p->g, 0);
 }
 
 static void test_elementwise(pair *p) {
@@ -1565,6 +1582,7 @@ int main(void) {
             test_wide_proj(&p);
             test_fullk_proj(&p);
             test_tile_alone(&p);
+            test_tile_pre_all(&p);
             test_attention_gemm(&p);
             test_sampler(&p);
             test_errors(&p);

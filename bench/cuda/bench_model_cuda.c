@@ -14,7 +14,7 @@
  *                         [--attn-split-sweep] [--ablate] [--gemv-mode N] [--tile-copy-ab]
  *                         [--graph-segments-ab] [--attn-copy-ab] [--attn-early-ab] [--attn-warps-ab] [--attn-units-ab]
  *                         [--tile-ctas-ab] [--tile-max-ab N] [--attn-units-n N] [--rope-ab] [--parts-ab] [--kslice-ab] [--mlp-ab] [--mlp-plain-ab] [--wide-ab] [--fullk-ab]
- *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--schedule FILE [--schedule-ab NAME:N[+NAME:N...][,...]] [--schedule-out FILE]] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
+ *                         [--attn-splits N] [--kslice N] [--attn-warps N] [--mlp N] [--wide N] [--mlp-pre N] [--fullk N] [--fullk-ring N] [--fullk-pre N] [--tile-alone N] [--hooks LIST] [--tile-ctas N] [--attn-splits-from contexts|shapes] [--attn-order N] [--context-spread LO] [--contexts LIST] [--schedule FILE [--schedule-ab NAME:N[+NAME:N...][,...]] [--schedule-out FILE]] [--diag-stamps FILE] (the latter in a -DPL_DIAG_STAMPS build)
  * --attn-splits N, --kslice N, --attn-warps N, --mlp N, --mlp-pre N: the decode attention's context splits (0: heuristic),
  * the k-sliced tile knob (pl_cuda_backend_kslice), the attention's CTA width, the fused MLP's mode
  * (pl_cuda_backend_fused_mlp) and its weight stages before the PDL wait (pl_cuda_backend_mlp_pre; 0 the
@@ -36,6 +36,7 @@
  * --tile-ctas N: the tile GEMM's K split aims at N CTAs per SM for the whole run (pl_cuda_backend_tune_tile; 0 the
  * default: 2 up to 16 rows, 1 past)
  * --tile-alone N: past N rows a one-wave tile GEMM keeps one CTA per SM (pl_cuda_backend_tile_alone; 0 never)
+ * --hooks NAME:N[+NAME:N...]: --schedule-ab's hooks set for the whole run (e.g. with --diag-stamps)
  * --gemv-mode: the skinny-GEMM mode of the serving step and its sweeps (pl_cuda_backend_use_gemv; 4: the
  * tile kernel only up to 32 rows, cuBLAS past), e.g. to profile it with ncu */
 #define _POSIX_C_SOURCE 200809L
@@ -288,7 +289,7 @@ static const struct {
                    {"tile-kt", sched_tile_kt},              {"cublas", sched_cublas},
                    {"swiglu-threads", pl_cuda_backend_swiglu_threads}, {"trigger", pl_cuda_backend_tile_trigger},
                    {"fixup", pl_cuda_backend_tile_fixup},      {"uploads", pl_cuda_backend_step_uploads},
-                   {"attn-lean", pl_cuda_backend_attn_lean},
+                   {"attn-lean", pl_cuda_backend_attn_lean},      {"pre-all", pl_cuda_backend_tile_pre_all},
                    {"aa", sched_same}};
 
 /* The hook of "NAME" or "NAME:N" (N > 0; NAME alone is N = 1) and its N, or -1 */
@@ -482,7 +483,7 @@ int main(int argc, char **argv) {
     int ctx_list[64], nctx = 0; /* --contexts */
     const char *sched_path = NULL, *sched_ab = NULL, *sched_out = NULL; /* --schedule, --schedule-ab, --schedule-out */
     long long ctx_sum[16] = {0}; /* each batch's contexts at the start, summed */
-    const char *only = "", *diag_path = NULL;
+    const char *only = "", *diag_path = NULL, *set_hooks = NULL; /* --hooks LIST: the whole run */
     int set_splits = -1, set_kslice = -1, set_warps = -1, set_mlp = -1; /* --attn-splits N, --kslice N, --attn-warps N, --mlp N: the whole run */
     int tile_sweep = 0, attn_sweep = 0, ablate = 0, gemv_mode = 1, copy_ab = 0, segments_ab = 0, attn_copy_ab = 0, early_ab = 0, units_ab = 0, units_n = 0, rope_ab = 0, parts_ab = 0, kslice_ab = 0, mlp_ab = 0, mlp_plain_ab = 0, wide_ab = 0, fullk_ab = 0, set_fullk = 0, set_fullk_ring = 0, set_fullk_pre = 0, set_tile_alone = 0, set_attn_early = 0, set_order = 0, set_tile_ctas = 0, set_split_rule = 0, spread = 0, set_wide = -1, set_pre = 0, warps_ab = 0, ctas_ab = 0, tile_max_n = 0;
     for (int i = 1; i < argc; i++) {
@@ -511,6 +512,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--fullk-pre") && i + 1 < argc) set_fullk_pre = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fullk-ring") && i + 1 < argc) set_fullk_ring = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tile-alone") && i + 1 < argc) set_tile_alone = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--hooks") && i + 1 < argc) set_hooks = argv[++i];
         else if (!strcmp(argv[i], "--attn-early") && i + 1 < argc) set_attn_early = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--context-spread") && i + 1 < argc) spread = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--attn-order") && i + 1 < argc) set_order = atoi(argv[++i]);
@@ -605,6 +607,11 @@ int main(int argc, char **argv) {
     pl_cuda_backend_tune_tile(m->bctx, set_tile_ctas, 0, 0);
     pl_cuda_backend_attn_split_rule(m->bctx, set_split_rule);
     if (set_warps > 0) pl_cuda_backend_attn_warps(m->bctx, set_warps);
+    if (set_hooks && !sched_set(NULL, set_hooks, 0)) {
+        fprintf(stderr, "bench_model_cuda: --hooks: expected NAME:N[+NAME:N...] with --schedule-ab's names; got '%s'\n", set_hooks);
+        return 2;
+    }
+    if (set_hooks) sched_set(m->bctx, set_hooks, 1);
     const pl_model_config *c = pl_model_get_config(m);
     if (sched_path) { /* the served trace's steps instead of the batches and the prefill */
         const double kvt = (double)c->num_layers * 2 * c->num_kv_heads * c->head_dim * 2;

@@ -1701,7 +1701,8 @@ int op_matmul(void *ctx, const void *x, int rows, const void *wp, void *out, int
         (unsigned long long)b->mlp_mode, (unsigned long long)b->mlp_plain, (unsigned long long)b->mlp_ok, U64(b->mlp_part), U64(b->mlp_cnt),
         (unsigned long long)b->wide_mode, (unsigned long long)b->mlp_pre, (unsigned long long)b->fullk_mode,
         (unsigned long long)b->fullk_ring, (unsigned long long)b->fullk_pre, (unsigned long long)b->gemv_ws.tile_alone,
-        (unsigned long long)b->gemv_ws.tile_trigger, (unsigned long long)b->gemv_ws.tile_fixup);
+        (unsigned long long)b->gemv_ws.tile_trigger, (unsigned long long)b->gemv_ws.tile_fixup,
+        (unsigned long long)b->gemv_ws.tile_pre_all);
     if (REPLAYING(b)) return PL_OK;
     if (mlp_down) {
         const int rc = launch_mlp(b, w->d, out, err, err_len);
@@ -2165,7 +2166,8 @@ int op_head_greedy(void *ctx, const void *x, int rows, const void *wp, char *err
     SIG(b, 14ULL, U64(x), (unsigned long long)rows, U64(w->d), U64(b->argmax_keys), U64(b->argmax_tokens_dev),
         (unsigned long long)b->gemv_mode, (unsigned long long)b->gemv_ws.pdl, (unsigned long long)b->gemv_ws.tile_ctas_per_sm,
         (unsigned long long)b->gemv_ws.tile_max_splits, (unsigned long long)b->gemv_ws.tile_min_ktiles,
-        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->gemv_ws.tile_trigger, (unsigned long long)b->gemv_ws.tile_fixup);
+        (unsigned long long)b->gemv_ws.tile_copy, (unsigned long long)b->gemv_ws.tile_trigger, (unsigned long long)b->gemv_ws.tile_fixup,
+        (unsigned long long)b->gemv_ws.tile_pre_all);
     if (REPLAYING(b)) return PL_OK;
     const int ge = pl_cuda_gemv_argmax_bf16(w->d, x, rows, w->rows, w->cols, b->argmax_keys, &b->gemv_ws, b->stream);
     if (ge != 0)
@@ -2727,6 +2729,10 @@ void pl_cuda_backend_tile_fixup(pl_cuda_backend *b, int mode) {
 }
 void pl_cuda_backend_tile_trigger(pl_cuda_backend *b, int trigger) {
     if (b) b->gemv_ws.tile_trigger = trigger > 0 ? trigger : 0;
+}
+
+void pl_cuda_backend_tile_pre_all(pl_cuda_backend *b, int kinds) {
+    if (b) b->gemv_ws.tile_pre_all = kinds > 0 && kinds <= 16 ? kinds : 0;
 }
 
 void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows) {

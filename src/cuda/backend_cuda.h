@@ -150,6 +150,11 @@ void pl_cuda_backend_tile_alone(pl_cuda_backend *b, int rows);
  * the main loop for a held split GEMM that no norm takes, the decode step's qkv projection;
  * 16: at entry everywhere, as before the fortieth session). */
 void pl_cuda_backend_tile_trigger(pl_cuda_backend *b, int trigger);
+/* Test and benchmark hook: whose CTAs send all of their ring's weight stages before the PDL
+ * wait instead of all but one (pl_cuda_gemv_ws.tile_pre_all: 1 the k-sliced o projection, 2
+ * k-sliced down, 4 the tile qkv, 8 the tile gate/up, or a sum, at every row count; 0 AUTO, all
+ * of them up to 16 rows: PERF.md, forty-fifth session; 16 none, as before it). */
+void pl_cuda_backend_tile_pre_all(pl_cuda_backend *b, int kinds);
 /* Benchmark hook: how the tile GEMM's K-split CTAs count in before the last one adds their
  * partials (pl_cuda_gemv_ws.tile_fixup: 0 AUTO, one acq_rel atomic from 3 rows; 1 a fence by
  * every thread, the atomic and a fence, as before the forty-first session; 2 the atomic at

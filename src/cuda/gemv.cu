@@ -364,6 +364,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
                      OutT *__restrict__ y, float *ws, int *cnt, const __grid_constant__ CUtensorMap tw,
                      const __grid_constant__ CUtensorMap tx, int trig) {
     const bool ar = trig & 16; /* the split fixup arrives by arrived_last_ar (launch_tile) */
+    const int npre = TMA && (trig & 32) ? TST : TST - 1; /* weight stages before the PDL wait (launch_tile) */
     trig &= 15;
     if (trig == 0) pdl_trigger();
     PL_DIAG_SCOPE(1, N, K, (unsigned long long)M | (unsigned long long)gridDim.y << 16 | (unsigned long long)NP << 24 | (unsigned long long)TMA << 32);
@@ -403,15 +404,15 @@ __global__ void __launch_bounds__(TW * 32, 2)
     };
     auto tma_x = [&](int st, int kt) { tma_load_2d(sb + st * T_STAGE + T_WBYTES, &tx, kt * TBK, 0, bars + st * 8); };
     if (TMA) tma_ring_init(&tw, &tx, bars);
-    /* weights do not depend on the kernel before us: their first TST - 1 stages go out before
-     * the wait, the last stage's after it (all four before it was slower, as was a fifth stage
-     * of 18 KiB up to 16 tokens). A stage is refilled as soon as every warp is done with it,
+    /* weights do not depend on the kernel before us: their first npre stages go out before the
+     * wait (TST - 1, or all TST up to 16 tokens: launch_tile), the rest after it (a fifth stage of
+     * 18 KiB up to 16 tokens was slower). A stage is refilled as soon as every warp is done with it,
      * not once the next one has landed, so all TST stages are in flight while the warps wait
      * (measured on the H200, four rounds on one card: batch 2 and 4 steps 3-4.5% faster, 16
      * about 1%, 64 level) */
 #pragma unroll
-    for (int j = 0; j < TST - 1; ++j)
-        if (j < nkt) {
+    for (int j = 0; j < TST; ++j)
+        if (j < npre && j < nkt) {
             if (!TMA) load_w(j, kt0 + j);
             else if (tid == 0) tma_w(j, kt0 + j);
         }
@@ -425,7 +426,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
                 if (j == TST - 1) load_w(j, kt0 + j);
                 load_x(j, kt0 + j);
             } else if (tid == 0) {
-                if (j == TST - 1) tma_w(j, kt0 + j);
+                if (j >= npre) tma_w(j, kt0 + j);
                 tma_x(j, kt0 + j);
             }
         }
@@ -595,6 +596,8 @@ template <typename OutT>
 __global__ void __launch_bounds__(TW * 32, 2)
     gemm_kslice_kernel(int M, int N, int K, OutT *__restrict__ y, const __grid_constant__ CUtensorMap tw,
                        const __grid_constant__ CUtensorMap tx, int trig) {
+    const int npre = trig & 32 ? TST : TST - 1; /* weight stages before the PDL wait (launch_tile) */
+    trig &= 15;
     if (trig == 0) pdl_trigger();
     PL_DIAG_SCOPE(1, N, K, (unsigned long long)M | 1ull << 16 | 1ull << 24 | 1ull << 32);
     extern __shared__ __align__(128) unsigned char tsm[];
@@ -612,11 +615,11 @@ __global__ void __launch_bounds__(TW * 32, 2)
         for (int w = 0; w < TW; ++w) tma_load_2d(sb + st * KS_STAGE + TW * KS_W + w * KS_X, &tx, s * KS_K + w * TBK, 0, bars + st * 8);
     };
     tma_ring_init(&tw, &tx, bars);
-    /* as the tile kernel: the weights of the first TST - 1 stages before the PDL wait */
+    /* as the tile kernel: the weights of the first npre stages before the PDL wait */
     if (tid == 0)
 #pragma unroll
-        for (int j = 0; j < TST - 1; ++j)
-            if (j < S) tma_w(j, j);
+        for (int j = 0; j < TST; ++j)
+            if (j < npre && j < S) tma_w(j, j);
     pdl_wait();
     if (trig == 1) pdl_trigger();
     PL_DIAG_MARK(4);
@@ -624,7 +627,7 @@ __global__ void __launch_bounds__(TW * 32, 2)
 #pragma unroll
         for (int j = 0; j < TST; ++j)
             if (j < S) {
-                if (j == TST - 1) tma_w(j, j);
+                if (j >= npre) tma_w(j, j);
                 tma_x(j, j);
             }
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -723,10 +726,18 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
     if (M > PL_CUDA_GEMV_TILE_MAX_M) return cudaErrorInvalidValue;
     /* the benchmark hook's trigger point where its kinds take this shape, else at entry */
     const int kind = N < K ? 1 : N <= 4 * K ? 2 : 4, trig = ws && ((ws->tile_trigger >> 4) & kind) ? ws->tile_trigger & 15 : 0;
+    /* the kinds (tile_pre_all) whose CTAs send all TST weight stages before the PDL wait, not
+     * TST - 1: AUTO all of them up to 16 rows. The CTAs wait there behind the attention, its
+     * merge or a norm, while the HBM is mostly idle. Measured on the H200, paired per step over
+     * replayed decode schedules (PERF.md, forty-fifth session): the seed trace's batch-4 steps
+     * 0.2-0.5% faster in three pairings, batches 2 and 8 0.1-0.7%, 16 level; no single kind
+     * alone gained (o, qkv 0.1-0.3% slower). Past 16 rows not measured: TST - 1 as before. */
+    const int pre_all = !ws ? 0 : ws->tile_pre_all ? ws->tile_pre_all & 15 : M <= 16 ? 15 : 0;
     if constexpr (sizeof(OutT) != 8) /* not the greedy head */
         if (!parts && kslice_takes(M, N, K, ws)) {
             bool taken = false;
-            cudaError_t e = launch_kslice(W, x, M, N, K, y, ws->pdl, ws->x_rows, s, &taken, trig);
+            const int kp = pre_all & (K <= 2 * N ? 1 : 2) ? 32 : 0;
+            cudaError_t e = launch_kslice(W, x, M, N, K, y, ws->pdl, ws->x_rows, s, &taken, trig | kp);
             if (e == cudaSuccess && taken) e = cudaGetLastError();
             if (e == cudaSuccess && taken && ws->kslice_runs) ++*ws->kslice_runs;
             if (taken || e != cudaSuccess) return e;
@@ -750,7 +761,7 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
      * tail, which the decode attention waits for); batch 2 0.5-0.6% slower in one call, so 2
      * rows keep the fences (a weak reason: identical code paired there read 0.4% in another) */
     const int fx = ws ? ws->tile_fixup : 0;
-    const int tt = trig | (fx == 2 || (fx == 0 && M >= 3) ? 16 : 0);
+    const int tt = trig | (fx == 2 || (fx == 0 && M >= 3) ? 16 : 0) | (pre_all & (kind == 2 ? 4 : kind == 4 ? 8 : 0) ? 32 : 0);
     if (M <= 16) e = launch_tile_np<1>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);
     else if (M <= 32) e = launch_tile_np<2>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);
     else if (M <= 48) e = launch_tile_np<3>(W, x, M, N, K, y, ks, part, cnt, pdl, copy, smem, s, tt);

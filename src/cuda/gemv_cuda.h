@@ -45,6 +45,10 @@ typedef struct pl_cuda_gemv_ws {
                           by thread 0 between two barriers */
     int tile_alone;    /* past `tile_alone` rows (0: never), a tile launch of one wave (tiles x splits <= sms)
                           asks for PL_CUDA_GEMV_ALONE_SMEM bytes, so no two of its CTAs share an SM */
+    int tile_pre_all;  /* whose CTAs send all their ring's weight stages before the PDL wait instead of all but one:
+                          the k-sliced GEMMs with K <= 2N (1: the o projection's), with K > 2N (2: down's), and the
+                          tile GEMMs of trigger kinds 2 (4: qkv) and 4 (8: gate/up), a sum of these at every row
+                          count; 0 AUTO (15 up to 16 rows, none past); 16 none */
 } pl_cuda_gemv_ws;
 int pl_cuda_gemv_splits(int n, int k, int sms);      /* MMA kernel */
 int pl_cuda_gemv_tile_splits(int n, int k, int m, const pl_cuda_gemv_ws *ws); /* tile kernel, m rows */
