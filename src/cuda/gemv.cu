@@ -730,8 +730,9 @@ cudaError_t launch_tile(const __nv_bfloat16 *W, const __nv_bfloat16 *x, int M, i
      * TST - 1: AUTO all of them up to 16 rows. The CTAs wait there behind the attention, its
      * merge or a norm, while the HBM is mostly idle. Measured on the H200, paired per step over
      * replayed decode schedules (PERF.md, forty-fifth session): the seed trace's batch-4 steps
-     * 0.2-0.5% faster in three pairings, batches 2 and 8 0.1-0.7%, 16 level; no single kind
-     * alone gained (o, qkv 0.1-0.3% slower). Past 16 rows not measured: TST - 1 as before. */
+     * 0.2-0.5% faster in six pairings on three cards, batch 2 0.1-0.7%, batch 8 0-0.2%, 16 level;
+     * no single kind alone gained (o, qkv 0.1-0.3% slower). Past 16 rows level at 32 and 64 rows
+     * with all kinds, qkv's alone slower at 64: TST - 1 as before. */
     const int pre_all = !ws ? 0 : ws->tile_pre_all ? ws->tile_pre_all & 15 : M <= 16 ? 15 : 0;
     if constexpr (sizeof(OutT) != 8) /* not the greedy head */
         if (!parts && kslice_takes(M, N, K, ws)) {
