@@ -200,7 +200,36 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
                 snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, %s%s, splits %d", label, o.decode_units_per_cta,
                          o.decode_copy ? "cp.async" : "AUTO copies", o.decode_early_kv ? ", old keys early" : "", o.num_splits);
                 run_and_compare(p, &d, ref, &o, lab);
-                for (int ord = 1; ord <= 2; ++ord) { /* runs of consecutive units; every grid-th unranked */
+                /* the ranking sent from the host (no ranking in the kernel), then any order of the
+                 * sequences sent the same way: each rank's row, context and sequence go together */
+                const int B = p->a.batch, mp = p->a.max_pages;
+                const size_t nr = (size_t)B * (mp + 2);
+                int32_t *hr = malloc(sizeof(int32_t) * nr), *ctx_r = hr + (size_t)B * mp, *seq_r = ctx_r + B;
+                CHECK_MSG(hr && pl_cuda_attn_rank(B, mp, p->bt, p->ctx, hr) == nr, "%s: pl_cuda_attn_rank", label);
+                for (int r = 1; r < B; ++r) /* falling contexts, ties by sequence */
+                    CHECK_MSG(ctx_r[r - 1] > ctx_r[r] || (ctx_r[r - 1] == ctx_r[r] && seq_r[r - 1] < seq_r[r]), "%s: rank %d out of order",
+                              label, r);
+                for (int shuffled = 0; shuffled < 2; ++shuffled) {
+                    if (shuffled)
+                        for (int r = B - 1; r > 0; --r) {
+                            const int j = rint_(0, r), t0 = seq_r[r];
+                            seq_r[r] = seq_r[j], seq_r[j] = t0;
+                        }
+                    for (int r = 0; r < B; ++r) {
+                        ctx_r[r] = p->ctx[seq_r[r]];
+                        memcpy(hr + (size_t)r * mp, p->bt + (size_t)seq_r[r] * mp, sizeof(int32_t) * mp);
+                    }
+                    int32_t *dr = dev_copy(hr, sizeof(int32_t) * nr);
+                    o.decode_ranked = dr;
+                    snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, %s on the host, splits %d", label, o.decode_units_per_cta,
+                             shuffled ? "shuffled" : "ranked", o.num_splits);
+                    run_and_compare(p, &d, ref, &o, lab);
+                    o.decode_ranked = NULL;
+                    cudaFree(dr);
+                }
+                free(hr);
+                /* runs of consecutive units; every grid-th unranked; ranked forward; reversed unranked */
+                for (int ord = 1; ord <= 4; ++ord) {
                     o.decode_units_order = ord;
                     snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, order %d, splits %d", label, o.decode_units_per_cta, ord,
                              o.num_splits);
@@ -306,6 +335,15 @@ static void fixtures(void) {
         char lab[48];
         snprintf(lab, sizeof lab, "70 sequences, L%d", L);
         check_all_kernels(&p, lab, 0);
+        at_free(&p);
+    }
+    /* 64 equal contexts (every rank a tie, broken by sequence) and 40 in three values */
+    for (int t = 0; t < 2; ++t) {
+        int ctx[64];
+        const int n = t ? 40 : 64;
+        for (int b = 0; b < n; ++b) ctx[b] = t ? 100 + 37 * (b % 3) : 200;
+        make_prob(&p, PL_BF16, n, 32, 8, 1, 128, 16, 1, ctx);
+        check_all_kernels(&p, t ? "40 sequences, three contexts" : "64 equal contexts", 0);
         at_free(&p);
     }
     /* contexts as unequal as a serving batch gets: every 9th sequence 1500-3000 keys, the rest
@@ -604,6 +642,9 @@ static void split_rule(void) {
         a.batch = 0; /* the query reports the check's error and writes nothing */
         int splits = -7;
         CHECK_ERR(pl_cuda_attn_plan_info(&a, &o, NULL, &splits, NULL, NULL, e2, sizeof e2), PL_ERR_INVALID, "batch", e2);
+        int32_t one = 0, out[3] = {7, 7, 7};
+        CHECK_MSG(pl_cuda_attn_rank(0, 1, &one, &one, out) == 0 && pl_cuda_attn_rank(1, 1, NULL, &one, out) == 0 && out[0] == 7,
+                  "pl_cuda_attn_rank: bad arguments must write nothing");
         CHECK_MSG(splits == -7, "plan_info wrote splits %d on an error", splits);
     }
 }

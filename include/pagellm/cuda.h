@@ -76,7 +76,16 @@ typedef struct pl_cuda_attn_options {
                                    long unit comes with a short one, so a batch of unequal contexts
                                    ends together; up to 256 sequences, else as 2), 1 = runs of
                                    consecutive units (a sequence's KV heads on one CTA), 2 = every
-                                   grid-th unit in sequence order */
+                                   grid-th unit in sequence order; 3 and 4 (benchmark knobs) = as 0
+                                   with the odd passes forward, or unranked with them reversed; 5 =
+                                   as 0 without decode_ranked */
+    const int32_t *decode_ranked; /* optional, with decode_units_order 0 (device memory, written by
+                                   pl_cuda_attn_rank from this call's block table and contexts): the
+                                   sequences ranked on the host, so the kernel's CTAs start loading
+                                   K/V without ranking them first (a round trip and a sync before
+                                   the first loads: 1-5% of a Qwen3-4B batch-64 step on the H200,
+                                   PERF.md, forty-sixth session); also past 256 sequences. Under
+                                   decode_early_kv the caller's promise covers it too */
     int decode_lean;            /* DECODE_MMA with rope: 0 = AUTO (a CTA zeroes the query rows past
                                    a unit's once, not each unit; no integer divisions for rows past
                                    them or at query_len 1), 1 = each unit as before (a benchmark
@@ -106,6 +115,12 @@ int pl_cuda_attn_check(const pl_paged_attention_args *args, const pl_cuda_attn_o
  * per CTA (else 0 and 1). Like pl_cuda_attn_check, launches nothing and reads no device memory. */
 int pl_cuda_attn_plan_info(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt, pl_cuda_attn_kernel *kernel,
                            int *splits, int *ctas, int *units_per_cta, char *err, size_t err_len);
+
+/* The ranking pl_cuda_attn_options.decode_ranked holds, written on the host into out
+ * [batch * (max_pages + 2)]: the block table's rows by falling context (ties by sequence), then
+ * their contexts, then each rank's sequence. Returns the number of int32 written, or 0 (nothing
+ * written) when an argument is NULL or a count is not positive. */
+size_t pl_cuda_attn_rank(int batch, int max_pages, const int32_t *block_table, const int32_t *context_lens, int32_t *out);
 
 /* pl_paged_attention_cuda with explicit kernel choices (opt may be NULL). */
 int pl_paged_attention_cuda_ex(const pl_paged_attention_args *args, const pl_cuda_attn_options *opt,

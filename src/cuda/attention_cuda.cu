@@ -228,7 +228,13 @@ static int plan(const pl_paged_attention_args *a, const pl_cuda_attn_options *op
          * (batch 64: its CTAs left over 95 us against 17 for equal contexts). Ranked by context
          * and paired long with short, such a step took 1.24x its roofline, 1.31x strided in
          * sequence order, 1.38x in runs (PERF.md, thirty-fifth session). */
-        p.strided = kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && o.decode_units_order != 1 ? (o.decode_units_order == 2 ? 1 : 2) : 0;
+        p.strided = kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && o.decode_units_order != 1 ? (o.decode_units_order == 2 ? 1 : o.decode_units_order == 3 || o.decode_units_order == 4 ? o.decode_units_order : 2) : 0;
+        if (p.strided == 2 && o.decode_units_order == 0 && o.decode_ranked) {
+            const size_t nbt = (size_t)a->batch * a->max_pages;
+            p.rank_bt = o.decode_ranked;
+            p.rank_ctx = o.decode_ranked + nbt;
+            p.rank_seq = o.decode_ranked + nbt + a->batch;
+        }
         if (kern == PL_CUDA_ATTN_DECODE_MMA && p.units_per_cta > 1 && (p.wide_ctas || R > 8))
             return pl_fail(err, err_len, PL_ERR_UNSUPPORTED,
                            "decode_units_per_cta: %d units per CTA need 4-warp CTAs and at most 8 query rows per KV head (here %d warps, %d rows)",
@@ -275,6 +281,26 @@ extern "C" int pl_cuda_attn_check(const pl_paged_attention_args *a, const pl_cud
     pl_attn_params p;
     int rows;
     return plan(a, opt, &kern, &p, &rows, err, err_len);
+}
+
+extern "C" size_t pl_cuda_attn_rank(int batch, int max_pages, const int32_t *block_table, const int32_t *context_lens, int32_t *out) {
+    if (batch <= 0 || max_pages <= 0 || !block_table || !context_lens || !out) return 0;
+    const size_t nbt = (size_t)batch * max_pages;
+    int32_t *ctx = out + nbt, *seq = ctx + batch;
+    for (int b = 0; b < batch; ++b) seq[b] = b;
+    /* insertion sort, stable: falling context, ties by sequence as the kernel ranks them (a
+     * batch is at most a few hundred rows) */
+    for (int i = 1; i < batch; ++i) {
+        const int s = seq[i], c = context_lens[s];
+        int j = i;
+        for (; j > 0 && context_lens[seq[j - 1]] < c; --j) seq[j] = seq[j - 1];
+        seq[j] = s;
+    }
+    for (int r = 0; r < batch; ++r) {
+        ctx[r] = context_lens[seq[r]];
+        memcpy(out + (size_t)r * max_pages, block_table + (size_t)seq[r] * max_pages, sizeof(int32_t) * (size_t)max_pages);
+    }
+    return nbt + 2 * (size_t)batch;
 }
 
 extern "C" int pl_cuda_attn_plan_info(const pl_paged_attention_args *a, const pl_cuda_attn_options *opt, pl_cuda_attn_kernel *kernel,

@@ -29,7 +29,9 @@ typedef struct pl_attn_params {
     int units;         /* DECODE_MMA: (split, 16-row chunk, KV head, sequence) work units */
     int units_per_cta; /* DECODE_MMA: units per CTA (>= 1) */
     int strided;       /* DECODE_MMA, units_per_cta > 1: CTA c takes units c, c + grid, ... instead of a run;
-                          2: with the sequences ranked by falling context and every odd pass reversed */
+                          2: with the sequences ranked by falling context and every odd pass reversed
+                          (3: ranked, passes forward; 4: reversed, unranked) */
+    const int32_t *rank_bt, *rank_ctx, *rank_seq; /* strided 2: the host's ranking (pl_cuda_attn_rank) or NULL */
     /* DECODE_MMA, query_len 1 (pl_cuda_attn_options.rope): q is read raw from the qkv rows
      * and the new keys and values are normalized, rotated and appended here */
     int rope;

@@ -11,7 +11,9 @@
  * a run held consecutive KV heads of one sequence, so the CTAs of a serving batch's longest
  * contexts set the kernel's end (batch-64 steps at contexts 128-2560 8% faster, at 512 0.6-1%).
  * With the sequences ranked by context and every odd pass taken from the far end, a CTA's long
- * unit comes with a short one (at contexts 128-2560 another 6%). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
+ * unit comes with a short one (at contexts 128-2560 another 6%). Ranked by the kernel, that cost
+ * each CTA a round trip and a sync before its first K/V loads (batch 64 at context 512 5% slower
+ * than unranked): the caller may send the ranking with the table (pl_cuda_attn_rank). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
  * through a private 3-stage ring (8 KiB per stage: K and V rows, 16-byte chunks
  * XOR-swizzled for ldmatrix), so warps never wait on each other until the merge of their
  * (max, sum, out) states, which runs lane by lane on the MMA fragments (one round through
@@ -79,10 +81,12 @@ __device__ __forceinline__ void unpack_head_lane(const uint32_t (&r)[2], float (
  * its 16-key tiles (tiles warp, warp + NW, ...). */
 struct Unit {
     int b, kvh, r0, split, ctx, k_begin, k_stop, my_tiles;
+    const int32_t *bt; /* its block-table row */
 };
 
-/* Sequences ranked by context for p.strided == 2 (at most this many; past it, every grid-th unit
- * in sequence order). Every CTA ranks them itself, O(batch^2) cached loads before its PDL wait. */
+/* Sequences ranked by context for p.strided == 2 without the host's ranking (at most this many;
+ * past it, every grid-th unit in sequence order). Every CTA then ranks them itself before its
+ * first loads, one ballot per 32 sequences. */
 constexpr int kSortMax = 256;
 
 /* order: the sequence of each rank (longest context first), or NULL for sequence order */
@@ -94,8 +98,16 @@ template <int NW> __device__ __noinline__ Unit unit_at(const pl_attn_params &p, 
     U.r0 = (t % chunks) * kRows;
     t /= chunks;
     U.kvh = t % p.num_kv_heads;
-    U.b = order ? order[t / p.num_kv_heads] : t / p.num_kv_heads;
-    U.ctx = p.context_lens[U.b];
+    const int slot = t / p.num_kv_heads;
+    if (p.rank_seq) { /* the host's ranking: the row and context by rank, no load waits on another */
+        U.b = p.rank_seq[slot];
+        U.ctx = p.rank_ctx[slot];
+        U.bt = p.rank_bt + (size_t)slot * p.max_pages;
+    } else {
+        U.b = order ? order[slot] : slot;
+        U.ctx = p.context_lens[U.b];
+        U.bt = p.block_table + (size_t)U.b * p.max_pages;
+    }
     /* visible range of the chunk's rows */
     const int lmax = (min(U.r0 + kRows, R) - 1) / G;
     const int kv_end = p.causal ? min(U.ctx, lmax + U.ctx - L + 1) : U.ctx;
@@ -147,21 +159,33 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
      * backwards, so a CTA's longest unit comes with one of the shortest (each pass is a
      * permutation of its grid units; only the last may hold units past p.units) */
     __shared__ int s_order[kSortMax];
-    const bool ranked = p.strided == 2 && p.batch <= kSortMax;
-    if (ranked) { /* every CTA ranks the same contexts alike (ties by sequence) */
-        for (int b = threadIdx.x; b < p.batch; b += NW * 32) {
-            const int cb = p.context_lens[b];
+    const bool ranked = (p.strided == 2 || p.strided == 3) && p.batch <= kSortMax && !p.rank_seq; /* by this CTA */
+    const bool reversed = (p.strided == 2 && (ranked || p.rank_seq)) || p.strided == 4;
+    if (ranked) {
+        /* every CTA ranks the same contexts alike (ties by sequence): each lane holds the
+         * contexts of sequences lane + 32 i, and a warp ranks one sequence against 32 others
+         * per ballot, so the loads are one round trip, not a loop of them */
+        constexpr int kPer = kSortMax / 32;
+        int cl[kPer];
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) cl[i] = lane + 32 * i < p.batch ? p.context_lens[lane + 32 * i] : 0;
+        for (int b = warp; b < p.batch; b += NW) {
+            int mine = cl[0];
+#pragma unroll
+            for (int i = 1; i < kPer; ++i) mine = (b >> 5) == i ? cl[i] : mine; /* no local-memory indexing */
+            const int cb = __shfl_sync(0xffffffffu, mine, b & 31);
             int r = 0;
-            for (int j = 0; j < p.batch; ++j) {
-                const int cj = p.context_lens[j];
-                r += cj > cb || (cj == cb && j < b);
+#pragma unroll
+            for (int i = 0; i < kPer; ++i) {
+                const int j = lane + 32 * i;
+                if (32 * i < p.batch) r += __popc(__ballot_sync(0xffffffffu, j < p.batch && (cl[i] > cb || (cl[i] == cb && j < b))));
             }
-            s_order[r] = b;
+            if (lane == 0) s_order[r] = b;
         }
         __syncthreads();
     }
     auto unit_idx = [&](int k) {
-        return ranked && (k & 1) ? k * u_step + (u_step - 1 - u_first) : u_first + k * u_step;
+        return reversed && (k & 1) ? k * u_step + (u_step - 1 - u_first) : u_first + k * u_step;
     };
     int u_n = p.strided ? p.units / u_step : min(p.units - u_first, p.units_per_cta);
     if (p.strided && unit_idx(u_n) < p.units) ++u_n; /* the last, partial pass */
@@ -189,7 +213,7 @@ __global__ void __launch_bounds__(NW * 32, NW == 4 ? 2 : 1)
     const bool one_lookup = (ps % kTK) == 0;
     auto issue = [&](const Unit &U, int j, int stage) { /* U's j-th tile of this warp into a stage */
         const int t0 = U.k_begin + (warp + j * NW) * kTK;
-        const int32_t *bt = p.block_table + (size_t)U.b * p.max_pages;
+        const int32_t *bt = U.bt;
         const uint32_t kb = ring + stage * kStageBytes, vb = kb + kTK * kRowB;
         if (TMA) {
             if (lane == 0) {

@@ -2075,18 +2075,6 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
         return pl_fail(err, err_len, PL_ERR_INVALID, "paged_attention: batch %d, max_pages %d, block_table/context_lens %s",
                        args->batch, args->max_pages, args->block_table && args->context_lens ? "set" : "NULL");
     const size_t nbt = (size_t)args->batch * args->max_pages;
-    const size_t bytes = sizeof(int32_t) * (nbt + (size_t)args->batch);
-    int32_t *meta = static_cast<int32_t *>(malloc(bytes));
-    if (!meta) return pl_fail(err, err_len, PL_ERR_NOMEM, "paged_attention: out of memory");
-    memcpy(meta, args->block_table, sizeof(int32_t) * nbt);
-    memcpy(meta + nbt, args->context_lens, sizeof(int32_t) * (size_t)args->batch);
-    void *d = nullptr;
-    int rc = stage_upload_cached(b, SLOT_ATTN, meta, bytes, &d);
-    free(meta);
-    if (rc) return fwd(b, rc, err, err_len);
-    pl_paged_attention_args a = *args;
-    a.block_table = static_cast<const int32_t *>(d);
-    a.context_lens = static_cast<const int32_t *>(d) + nbt;
     pl_cuda_attn_options opt;
     memset(&opt, 0, sizeof opt);
     opt.num_splits = b->attn_splits; /* before the sizing: forced splits may need more than the heuristic's */
@@ -2095,8 +2083,29 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     opt.decode_units_per_cta = b->attn_units;
     opt.decode_units_order = b->attn_order;
     opt.decode_lean = b->attn_lean;
-    opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, a.key_pages) && in_kv_storage(b, a.value_pages);
+    opt.decode_early_kv = b->attn_early == 0 && in_kv_storage(b, args->key_pages) && in_kv_storage(b, args->value_pages);
     if (!b->attn_split_shapes) opt.host_context_lens = args->context_lens; /* host memory here */
+    /* several units per CTA in AUTO order: the sequences ranked here and sent with the table,
+     * so the kernel's CTAs need not rank them before their first loads */
+    pl_cuda_attn_kernel kern = PL_CUDA_ATTN_AUTO;
+    int upc = 1;
+    char perr[8];
+    const bool ranked = b->attn_order == 0 && pl_cuda_attn_plan_info(args, &opt, &kern, NULL, NULL, &upc, perr, sizeof perr) == PL_OK &&
+                        kern == PL_CUDA_ATTN_DECODE_MMA && upc > 1;
+    const size_t nmeta = nbt + (size_t)args->batch, bytes = sizeof(int32_t) * (nmeta + (ranked ? nmeta + args->batch : 0));
+    int32_t *meta = static_cast<int32_t *>(malloc(bytes));
+    if (!meta) return pl_fail(err, err_len, PL_ERR_NOMEM, "paged_attention: out of memory");
+    memcpy(meta, args->block_table, sizeof(int32_t) * nbt);
+    memcpy(meta + nbt, args->context_lens, sizeof(int32_t) * (size_t)args->batch);
+    if (ranked) pl_cuda_attn_rank(args->batch, args->max_pages, args->block_table, args->context_lens, meta + nmeta);
+    void *d = nullptr;
+    int rc = stage_upload_cached(b, SLOT_ATTN, meta, bytes, &d);
+    free(meta);
+    if (rc) return fwd(b, rc, err, err_len);
+    pl_paged_attention_args a = *args;
+    a.block_table = static_cast<const int32_t *>(d);
+    a.context_lens = static_cast<const int32_t *>(d) + nbt;
+    if (ranked) opt.decode_ranked = static_cast<const int32_t *>(d) + nmeta;
     pl_cuda_attn_rope rp;
     memset(&rp, 0, sizeof rp);
     if (fuse) {
@@ -2124,7 +2133,7 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     sig_mix(b, &a, sizeof a);
     SIG(b, 12ULL, U64(b->attn_ws), b->attn_ws_bytes, (unsigned long long)b->attn_splits, (unsigned long long)b->attn_warps,
         (unsigned long long)b->attn_copy, (unsigned long long)b->attn_units, (unsigned long long)b->attn_order,
-        (unsigned long long)opt.decode_early_kv, (unsigned long long)fuse, (unsigned long long)ws, (unsigned long long)b->attn_lean);
+        (unsigned long long)opt.decode_early_kv, (unsigned long long)fuse, (unsigned long long)ws, (unsigned long long)b->attn_lean, (unsigned long long)ranked);
     if (REPLAYING(b)) {
         if (ws > b->attn_ws_bytes) SIG(b, 0xbadULL); /* cannot grow inside a graph: the signature will differ */
         return PL_OK;
@@ -2708,7 +2717,7 @@ void pl_cuda_backend_attn_lean(pl_cuda_backend *b, int mode) {
     if (b) b->attn_lean = mode == 1 ? 1 : 0;
 }
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order) {
-    if (b) b->attn_order = order == 1 || order == 2 ? order : 0;
+    if (b) b->attn_order = order >= 1 && order <= 5 ? order : 0;
 }
 void pl_cuda_backend_attn_split_rule(pl_cuda_backend *b, int rule) {
     if (b) b->attn_split_shapes = rule == 1;

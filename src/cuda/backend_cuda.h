@@ -128,8 +128,10 @@ void pl_cuda_backend_mlp_pre(pl_cuda_backend *b, int n);
  * decode_units_per_cta; 0 AUTO, 1 one unit per CTA). */
 void pl_cuda_backend_attn_units(pl_cuda_backend *b, int units);
 /* Benchmark hook: the order of those units over CTAs (pl_cuda_attn_options.decode_units_order;
- * 0 AUTO, ranked by context and paired long with short; 1 runs of consecutive units, as before
- * the thirty-fifth session; 2 every grid-th unit in sequence order). */
+ * 0 AUTO, ranked by context on the host and paired long with short; 1 runs of consecutive units,
+ * as before the thirty-fifth session; 2 every grid-th unit in sequence order; 3 ranked by the
+ * kernel, passes forward; 4 reversed passes unranked; 5 as 0 ranked by the kernel, as before the
+ * forty-sixth session). */
 void pl_cuda_backend_attn_order(pl_cuda_backend *b, int order);
 /* How the decode attention picks its context splits (pl_model_options.cuda_attn_splits): 0
  * (default) from the step's contexts, pl_cuda_attn_options.host_context_lens (a changed count
