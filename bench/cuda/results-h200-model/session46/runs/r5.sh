@@ -1,17 +1,19 @@
 #!/bin/bash
-# Session 46, run 5: the full check of the host-ranked decode attention (.carry/k46d = this session's commit). First
-# the seed trace's batch-4 schedule replayed by session 45's binaries (.carry/k45, HEAD before) and this one in
+# Session 46, run 5: the full check of the host-ranked decode attention (.carry/k46e = this session's commit bb91ead,
+# with session 45's bench_model_cuda beside it as bench_model_cuda_k45). First the seed trace's batch-4 schedule
+# replayed by session 45's bench (HEAD before) and this one in
 # separate processes, three interleaved rounds (batch 4 takes one unit per CTA: nothing ranked, but the kernel's unit
 # carries its table row now); then test_cuda_attention and scripts/gpu_model_check.sh --serving.
 cd "$(dirname "$0")/../../../../.."
-for v in k45 k46d; do mkdir -p /tmp/$v && tar xJf .carry/$v/bin.tar.xz -C /tmp/$v; done; B=/tmp/k46d/bin
+mkdir -p /tmp/k46e && tar xJf .carry/k46e/bin.tar.xz -C /tmp/k46e; B=/tmp/k46e/bin
 export LD_LIBRARY_PATH=$PWD/.carry/cm/lib:/usr/local/cuda/lib64 PAGELLM_ROOT=$PWD OMP_WAIT_POLICY=passive OMP_NUM_THREADS=$(nproc)
 O=/tmp/o46r5; rm -rf $O; mkdir -p $O; D=bench/cuda/results-h200-model
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > $O/gpu.txt 2>&1
 s=$D/session39/seed-trace-steps-cpu.csv
 for r in 1 2 3; do
   for v in k45 k46d; do
-    timeout 60 /tmp/$v/bin/bench_model_cuda --schedule $s > $O/seed_${v}_$r.txt 2>&1 || echo "$v $r rc $?"
+    x=$B/bench_model_cuda; [ $v = k45 ] && x=$B/bench_model_cuda_k45
+    timeout 60 $x --schedule $s > $O/seed_${v}_$r.txt 2>&1 || echo "$v $r rc $?"
     echo "round $r $v: $(grep -E 'all steps' $O/seed_${v}_$r.txt | sed 's/.*median //')"
   done
 done
