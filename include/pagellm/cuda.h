@@ -119,7 +119,7 @@ int pl_cuda_attn_plan_info(const pl_paged_attention_args *args, const pl_cuda_at
 /* The ranking pl_cuda_attn_options.decode_ranked holds, written on the host into out
  * [batch * (max_pages + 2)]: the block table's rows by falling context (ties by sequence), then
  * their contexts, then each rank's sequence. Returns the number of int32 written, or 0 (nothing
- * written) when an argument is NULL or a count is not positive. */
+ * written) when an argument is NULL, a count is not positive or memory runs out. */
 size_t pl_cuda_attn_rank(int batch, int max_pages, const int32_t *block_table, const int32_t *context_lens, int32_t *out);
 
 /* pl_paged_attention_cuda with explicit kernel choices (opt may be NULL). */

@@ -283,23 +283,31 @@ extern "C" int pl_cuda_attn_check(const pl_paged_attention_args *a, const pl_cud
     return plan(a, opt, &kern, &p, &rows, err, err_len);
 }
 
+namespace {
+struct rank_key {
+    int32_t ctx, seq;
+};
+/* falling context, ties by sequence: a total order, so qsort ranks as the kernel does */
+int rank_cmp(const void *x, const void *y) {
+    const rank_key *a = static_cast<const rank_key *>(x), *b = static_cast<const rank_key *>(y);
+    if (a->ctx != b->ctx) return a->ctx > b->ctx ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+} // namespace
+
 extern "C" size_t pl_cuda_attn_rank(int batch, int max_pages, const int32_t *block_table, const int32_t *context_lens, int32_t *out) {
     if (batch <= 0 || max_pages <= 0 || !block_table || !context_lens || !out) return 0;
+    rank_key *k = static_cast<rank_key *>(malloc(sizeof(rank_key) * (size_t)batch));
+    if (!k) return 0;
+    for (int b = 0; b < batch; ++b) k[b].ctx = context_lens[b], k[b].seq = b;
+    qsort(k, (size_t)batch, sizeof *k, rank_cmp);
     const size_t nbt = (size_t)batch * max_pages;
-    int32_t *ctx = out + nbt, *seq = ctx + batch;
-    for (int b = 0; b < batch; ++b) seq[b] = b;
-    /* insertion sort, stable: falling context, ties by sequence as the kernel ranks them (a
-     * batch is at most a few hundred rows) */
-    for (int i = 1; i < batch; ++i) {
-        const int s = seq[i], c = context_lens[s];
-        int j = i;
-        for (; j > 0 && context_lens[seq[j - 1]] < c; --j) seq[j] = seq[j - 1];
-        seq[j] = s;
-    }
     for (int r = 0; r < batch; ++r) {
-        ctx[r] = context_lens[seq[r]];
-        memcpy(out + (size_t)r * max_pages, block_table + (size_t)seq[r] * max_pages, sizeof(int32_t) * (size_t)max_pages);
+        out[nbt + r] = k[r].ctx;
+        out[nbt + batch + r] = k[r].seq;
+        memcpy(out + (size_t)r * max_pages, block_table + (size_t)k[r].seq * max_pages, sizeof(int32_t) * (size_t)max_pages);
     }
+    free(k);
     return nbt + 2 * (size_t)batch;
 }
 

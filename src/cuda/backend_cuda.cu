@@ -2090,14 +2090,18 @@ int op_paged_attention(void *ctx, const pl_paged_attention_args *args, char *err
     pl_cuda_attn_kernel kern = PL_CUDA_ATTN_AUTO;
     int upc = 1;
     char perr[8];
-    const bool ranked = b->attn_order == 0 && pl_cuda_attn_plan_info(args, &opt, &kern, NULL, NULL, &upc, perr, sizeof perr) == PL_OK &&
-                        kern == PL_CUDA_ATTN_DECODE_MMA && upc > 1;
-    const size_t nmeta = nbt + (size_t)args->batch, bytes = sizeof(int32_t) * (nmeta + (ranked ? nmeta + args->batch : 0));
+    bool ranked = b->attn_order == 0 && pl_cuda_attn_plan_info(args, &opt, &kern, NULL, NULL, &upc, perr, sizeof perr) == PL_OK &&
+                  kern == PL_CUDA_ATTN_DECODE_MMA && upc > 1;
+    const size_t nmeta = nbt + (size_t)args->batch;
+    size_t bytes = sizeof(int32_t) * (nmeta + (ranked ? nmeta + args->batch : 0));
     int32_t *meta = static_cast<int32_t *>(malloc(bytes));
     if (!meta) return pl_fail(err, err_len, PL_ERR_NOMEM, "paged_attention: out of memory");
     memcpy(meta, args->block_table, sizeof(int32_t) * nbt);
     memcpy(meta + nbt, args->context_lens, sizeof(int32_t) * (size_t)args->batch);
-    if (ranked) pl_cuda_attn_rank(args->batch, args->max_pages, args->block_table, args->context_lens, meta + nmeta);
+    if (ranked && !pl_cuda_attn_rank(args->batch, args->max_pages, args->block_table, args->context_lens, meta + nmeta)) {
+        ranked = false; /* out of memory: the kernel ranks them */
+        bytes = sizeof(int32_t) * nmeta;
+    }
     void *d = nullptr;
     int rc = stage_upload_cached(b, SLOT_ATTN, meta, bytes, &d);
     free(meta);
