@@ -200,8 +200,9 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
                 snprintf(lab, sizeof lab, "%s/decode-mma %d units per CTA, %s%s, splits %d", label, o.decode_units_per_cta,
                          o.decode_copy ? "cp.async" : "AUTO copies", o.decode_early_kv ? ", old keys early" : "", o.num_splits);
                 run_and_compare(p, &d, ref, &o, lab);
-                /* the ranking sent from the host (no ranking in the kernel), then any order of the
-                 * sequences sent the same way: each rank's row, context and sequence go together */
+                /* the ranking sent from the host as pl_cuda_attn_rank wrote it (no ranking in the
+                 * kernel), then any order of the sequences sent the same way: each rank's row,
+                 * context and sequence go together */
                 const int B = p->a.batch, mp = p->a.max_pages;
                 const size_t nr = (size_t)B * (mp + 2);
                 int32_t *hr = malloc(sizeof(int32_t) * nr), *ctx_r = hr + (size_t)B * mp, *seq_r = ctx_r + B;
@@ -210,14 +211,15 @@ static void check_all_kernels(const at_problem *p, const char *label, int quick)
                     CHECK_MSG(ctx_r[r - 1] > ctx_r[r] || (ctx_r[r - 1] == ctx_r[r] && seq_r[r - 1] < seq_r[r]), "%s: rank %d out of order",
                               label, r);
                 for (int shuffled = 0; shuffled < 2; ++shuffled) {
-                    if (shuffled)
+                    if (shuffled) {
                         for (int r = B - 1; r > 0; --r) {
                             const int j = rint_(0, r), t0 = seq_r[r];
                             seq_r[r] = seq_r[j], seq_r[j] = t0;
                         }
-                    for (int r = 0; r < B; ++r) {
-                        ctx_r[r] = p->ctx[seq_r[r]];
-                        memcpy(hr + (size_t)r * mp, p->bt + (size_t)seq_r[r] * mp, sizeof(int32_t) * mp);
+                        for (int r = 0; r < B; ++r) {
+                            ctx_r[r] = p->ctx[seq_r[r]];
+                            memcpy(hr + (size_t)r * mp, p->bt + (size_t)seq_r[r] * mp, sizeof(int32_t) * mp);
+                        }
                     }
                     int32_t *dr = dev_copy(hr, sizeof(int32_t) * nr);
                     o.decode_ranked = dr;

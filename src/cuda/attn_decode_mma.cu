@@ -12,8 +12,8 @@
  * contexts set the kernel's end (batch-64 steps at contexts 128-2560 8% faster, at 512 0.6-1%).
  * With the sequences ranked by context and every odd pass taken from the far end, a CTA's long
  * unit comes with a short one (at contexts 128-2560 another 6%). Ranked by the kernel, that cost
- * each CTA a round trip and a sync before its first K/V loads (batch 64 at context 512 5% slower
- * than unranked): the caller may send the ranking with the table (pl_cuda_attn_rank). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
+ * each CTA a round trip and a sync before its first K/V loads (batch 64 at context 512 1-5%
+ * slower than unranked, by card): the caller may send the ranking with the table (pl_cuda_attn_rank). Each warp walks its own 16-key tiles (tiles w, w + NW, ...) of a unit
  * through a private 3-stage ring (8 KiB per stage: K and V rows, 16-byte chunks
  * XOR-swizzled for ldmatrix), so warps never wait on each other until the merge of their
  * (max, sum, out) states, which runs lane by lane on the MMA fragments (one round through
