@@ -574,6 +574,23 @@ static void test_wide_proj(pair *p) {
         down(p, cy, dy, ny * e);
         CHECK_MSG(memcmp(cy, yb[1], ny * e) == 0, "%s: output differs when another op follows the GEMM", what);
         CHECK_MSG(pl_cuda_backend_wide_runs(p->g) == runs0, "%s: a wide launch with no norm after it", what);
+        /* the partials' norm with other CTA counts per row (one where the row's warps fit one
+         * CTA, four where they divide; else its AUTO count): the same bits */
+        void *r0 = to_act(p->dt, r, ny);
+        static const int forced[] = {1, 4};
+        for (int fi = 0; fi < 2; fi++) {
+            pl_cuda_backend_parts_ctas(p->g, forced[fi]);
+            CHECK(cudaMemcpyAsync(dh, r0, ny * e, cudaMemcpyHostToDevice, p->st) == cudaSuccess);
+            CHECK(cudaMemsetAsync(dout, 0xff, ny * e, p->st) == cudaSuccess);
+            CHECK_OK(p->go->matmul(p->g, dx, M, gw, dy, 0, err, sizeof err), err);
+            CHECK(p->go->add_rmsnorm(p->g, dh, dy, gn, M, N, 1e-6f, dout) == PL_OK);
+            down(p, cy, dh, ny * e);
+            down(p, co, dout, ny * e);
+            CHECK_MSG(memcmp(cy, hb[0], ny * e) == 0 && memcmp(co, ob[0], ny * e) == 0, "%s: h or the norm differ at %d CTAs per row asked",
+                      what, forced[fi]);
+        }
+        pl_cuda_backend_parts_ctas(p->g, 0);
+        free(r0);
         pl_cuda_backend_wide_proj(p->g, 0);
         for (int v = 0; v < 2; v++) free(yb[v]), free(hb[v]), free(ob[v]);
         p->go->free(p->g, dx), p->go->free(p->g, dy), p->go->free(p->g, dh), p->go->free(p->g, dout);

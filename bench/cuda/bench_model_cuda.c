@@ -290,6 +290,7 @@ static const struct {
                    {"swiglu-threads", pl_cuda_backend_swiglu_threads}, {"trigger", pl_cuda_backend_tile_trigger},
                    {"fixup", pl_cuda_backend_tile_fixup},      {"uploads", pl_cuda_backend_step_uploads},
                    {"attn-lean", pl_cuda_backend_attn_lean},      {"pre-all", pl_cuda_backend_tile_pre_all},
+                   {"parts-ctas", pl_cuda_backend_parts_ctas},
                    {"aa", sched_same}};
 
 /* The hook of "NAME" or "NAME:N" (N > 0; NAME alone is N = 1) and its N, or -1 */

@@ -195,6 +195,7 @@ struct pl_cuda_backend {
     long fullk_runs; /* its launches (pl_cuda_backend_fullk_runs) */
     int parts_norm;          /* a pending split GEMM's partials added by the add + RMSNorm after it: 0 AUTO (on), 1 never */
     int parts_attr;          /* add_rmsnorm_parts_kernel may take clusters past 8 CTAs */
+    int parts_c;             /* its CTAs per row, 0: parts_ctas (pl_cuda_backend_parts_ctas) */
     long parts_fused;        /* held GEMMs whose partials a norm took (pl_cuda_backend_parts_fused) */
     long kslice_launches;    /* k-sliced GEMM launches, counted by gemv.cu (gemv_ws.kslice_runs) */
     int gemv_mode; /* skinny GEMMs: pl_cuda_backend_use_gemv */
@@ -650,9 +651,9 @@ __global__ void add_rmsnorm_bf16x8_kernel(__nv_bfloat16 *h, const __nv_bfloat16 
  * it (pl_cuda_gemv_parts_bf16: ks f32 [M][dim] planes): each thread adds its 8 columns'
  * partials in split order as the GEMM's last CTA would (the same f32 sums, so the same bf16
  * x, which it also stores), then h += x and the norm. A row takes a cluster of gridDim.y CTAs
- * of whole warps (the loads of 13 partials per column, 133 KB a row at dim 2560, spread over
- * SMs); the warps' sums of squares meet through distributed shared memory and add as
- * block_sum adds them over one CTA, so the bits are those of the unfused pair. */
+ * of whole warps (parts_ctas: two at most Qwen3 widths, each loading its columns of every
+ * partial at once); the warps' sums of squares meet through distributed shared memory and add
+ * as block_sum adds them over one CTA, so the bits are those of the unfused pair. */
 __global__ void add_rmsnorm_parts_kernel(__nv_bfloat16 *h, __nv_bfloat16 *x, const float *parts, int ks,
                                          const float *w, int dim, float eps, __nv_bfloat16 *out) {
     pdl_trigger();
@@ -1363,25 +1364,29 @@ int op_rmsnorm(void *ctx, const void *x, const void *wp, int rows, int dim, floa
 }
 
 /* CTAs per row of add_rmsnorm_parts_kernel at width dim (a multiple of 8): whole warps each
- * (so the sums of squares add as block_sum's), as many as a cluster takes (16, the H200's
- * non-portable size) with at most 4 warps each, and at most 32 warps a row (block_sum's); 0
- * when none fits. Measured on the H200 at dim 2560, batch 4, against the GEMM adding its own
- * partials: 10 CTAs of one warp 1.5-4.5% faster in three calls, 5 of two warps level. A
- * cluster kernel only starts once the GEMM's CTAs leave SMs, so the partials' loads meet the
- * next GEMM's first weight stages in flight; fewer loads per CTA wait less. */
+ * (so the sums of squares add as block_sum's), the fewest from 2 with at most 8 warps each (one
+ * CTA when no such count divides the row's warps and they are at most 8), and at most 32 warps
+ * a row (block_sum's); 0 when none fits. Measured on the H200 at batch 64, paired per step
+ * against the CTAs of one warp this took before (PERF.md, forty-seventh session): 2 CTAs per
+ * row 1.3% faster at Qwen3-4B (dim 2560: 5 warps each), 2.9% at Qwen3-8B (4096: 8 warps), where
+ * 4 CTAs gave 1.4% and 8 1.1%; on an H100 Qwen3-4B 0.5%, Qwen3-1.7B 0.4%, one CTA of 10 warps
+ * 0.3% slower. The seed trace's batch-4 steps were level with every count there. A row's cluster
+ * meets at two barriers, each waiting for its slowest CTA's loads; fewer CTAs wait less. */
 int parts_ctas(int dim) {
     const int nwt = (dim / 8 + 31) / 32;
     if (nwt > 32) return 0;
-    for (int C = 16; C >= 1; C--)
-        if (nwt % C == 0) return nwt / C <= 4 ? C : 0;
-    return 0;
+    for (int C = 2; C <= 16; C++)
+        if (nwt % C == 0 && nwt / C <= 8) return C;
+    return nwt <= 8 ? 1 : 0;
 }
 
 /* h += x, out = RMSNorm(h) * w with x given as ks f32 partial planes [rows][dim] (a held tile
  * GEMM's or the fused MLP's): the partials' kernel, parts_ctas(dim) CTAs per row */
 int launch_parts_norm(pl_cuda_backend *b, void *h, const void *x, const void *w, int rows, int dim, float eps, void *out, const float *parts,
                       int ks) {
-    const int C = parts_ctas(dim), warps = (dim / 8 + 31) / 32 / C;
+    const int nwt = (dim / 8 + 31) / 32;
+    const int C = b->parts_c > 0 && b->parts_c <= 16 && nwt % b->parts_c == 0 && nwt / b->parts_c <= 8 ? b->parts_c : parts_ctas(dim),
+              warps = nwt / C;
     if (!b->parts_attr) { /* clusters past 8 CTAs (the portable size) */
         cudaFuncSetAttribute(add_rmsnorm_parts_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
         b->parts_attr = 1;
@@ -1422,7 +1427,7 @@ int op_add_rmsnorm(void *ctx, void *h, const void *x, const void *wp, int rows, 
     if (rows <= 0) return PL_OK;
     if (b->skip & PL_CUDA_SKIP_NORM) return PL_OK;
     if (w->rows * w->cols < dim) return set_err(b, PL_ERR_INVALID, "add_rmsnorm: weight of %d values for dim %d", w->rows * w->cols, dim);
-    SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out));
+    SIG(b, 5ULL, U64(h), U64(x), U64(w->d), (unsigned long long)rows, (unsigned long long)dim, U64(out), (unsigned long long)b->parts_c);
     if (REPLAYING(b)) return PL_OK;
     if (parts.on || mlp_on) {
         /* the GEMM's K-split partials (or the fused MLP's), added here: the warps' sums of
@@ -2691,6 +2696,9 @@ int pl_cuda_backend_kslice_takes(const pl_cuda_backend *b, int rows, int n, int 
 }
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode) {
     if (b) b->parts_norm = mode == 1 ? 1 : 0;
+}
+void pl_cuda_backend_parts_ctas(pl_cuda_backend *b, int ctas) {
+    if (b) b->parts_c = ctas > 0 ? ctas : 0;
 }
 long pl_cuda_backend_parts_fused(const pl_cuda_backend *b) { return b ? b->parts_fused : 0; }
 void pl_cuda_backend_fused_mlp(pl_cuda_backend *b, int mode) {

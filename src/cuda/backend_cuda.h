@@ -82,6 +82,9 @@ void pl_cuda_backend_attn_rope(pl_cuda_backend *b, int mode);
  * partials to the residual add + RMSNorm after it (0 AUTO, the default: when that op follows),
  * or adds them itself (1). The results are the same bits. */
 void pl_cuda_backend_parts_norm(pl_cuda_backend *b, int mode);
+/* Benchmark hook: CTAs per row of that add + RMSNorm of partials (0: AUTO, parts_ctas in
+ * backend_cuda.cu; a count that does not divide the row's warps into at most 8 per CTA: AUTO) */
+void pl_cuda_backend_parts_ctas(pl_cuda_backend *b, int ctas);
 /* Test and benchmark hook: GEMMs of 2-8 rows that the tile kernel would split over K take
  * 16-row k-sliced tiles over all of K instead, no partials: 0 AUTO (the default) from 2 rows
  * where x's allocation holds 8 rows (the forward pass's buffers), else from 6; 2 from 2 rows

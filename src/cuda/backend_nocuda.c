@@ -95,6 +95,10 @@ void pl_cuda_backend_attn_lean(pl_cuda_backend *b, int mode) {
     (void)b;
     (void)mode;
 }
+void pl_cuda_backend_parts_ctas(pl_cuda_backend *b, int ctas) {
+    (void)b;
+    (void)ctas;
+}
 void pl_cuda_backend_step_uploads(pl_cuda_backend *b, int mode) {
     (void)b;
     (void)mode;

@@ -328,6 +328,10 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
         graphed = o->graph_begin(bx, key) == PL_OK;
     }
 
+    /* every row is a sequence's last (decode) and only those rows go on: the last layer's residual
+     * add and the final norm as one op (a backend's add + RMSNorm, which adds the down projection's
+     * K-split partials itself: two kernels fewer on the GPU), leaving m->a as the rows' norm */
+    const int final_fused = !b->all_logits && (logits || out->tokens) && rows == nonempty;
     int hid = c->hidden_size, qd = c->num_heads * c->head_dim, kd = c->num_kv_heads * c->head_dim;
     size_t stride = (size_t)qd + 2 * (size_t)kd, e = m->opts.act_dtype == PL_F32 ? 4 : 2;
     float eps = c->rms_norm_eps;
@@ -360,6 +364,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
             (rc = o->matmul(bx, m->mlp, rows, w->down, m->tmp, 0, err, err_len)))
             goto done;
         if (l + 1 < c->num_layers) rc = add_norm(m, m->tmp, m->layers[l + 1].in_norm, rows);
+        else if (final_fused) rc = add_norm(m, m->tmp, m->final_norm, rows);
         else rc = o->add(bx, m->h, m->tmp, (size_t)rows * hid);
         if (!rc && graphed && o->graph_cut) rc = o->graph_cut(bx);
         if (rc) goto done;
@@ -383,7 +388,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
             last = m->tmp;
         }
         if (!logits) {
-            if ((rc = o->rmsnorm(bx, last, m->final_norm, nonempty, hid, eps, m->a)) == PL_OK)
+            if (final_fused || (rc = o->rmsnorm(bx, last, m->final_norm, nonempty, hid, eps, m->a)) == PL_OK)
                 rc = head_sample(m, b, nonempty, out, greedy, &graphed, err, err_len);
             goto done;
         }
@@ -397,7 +402,7 @@ static int forward(pl_model *m, const pl_forward_batch *b, const fwd_out *out, c
             m->logit_buf = lb;
             m->logit_rows = (size_t)nonempty;
         }
-        if ((rc = o->rmsnorm(bx, last, m->final_norm, nonempty, hid, eps, m->a)) ||
+        if ((!final_fused && (rc = o->rmsnorm(bx, last, m->final_norm, nonempty, hid, eps, m->a))) ||
             (rc = o->matmul(bx, m->a, nonempty, m->lm_head, m->logit_buf, 1, err, err_len)))
             goto done;
         k = 0;
